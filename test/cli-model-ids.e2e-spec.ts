@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { familyOf } from '../src/core/family-registry';
+import { upstreamShaped } from '../src/models/variant-hint';
+import { cliModelList } from './support/fake-provider-a';
 import { useGateway } from './support/create-test-app';
 import { postChatBody } from './support/chat-sse';
 
@@ -28,6 +30,7 @@ interface Row {
   readonly id: string;
   readonly provider: string;
   readonly upstream_model: string;
+  readonly reasoning_effort?: string | null;
 }
 interface UpstreamModel {
   readonly provider: string;
@@ -101,6 +104,31 @@ describe('the bundled provider_b and provider_c ids against the pinned CLIs', ()
     expect(newest.filter((id) => !served('provider_c').has(id))).toEqual([]);
   });
 
+  // The 404's hints (src/models/variant-hint.ts) read a last word that is an effort as no part of
+  // an upstream name, and suggest a passthrough only of the characters upstream names have: a pin
+  // that brings a name they would cut or refuse fails here.
+  it("knows no model name that a 404's hint would cut or refuse: none ends in an effort word, none has another character", () => {
+    const efforts = new Set([
+      ...catalog.flatMap((row) => (row.reasoning_effort ? [row.reasoning_effort] : [])),
+      ...['provider_a', 'provider_b', 'provider_c'].flatMap((provider) => [
+        ...(familyOf(provider).catalog?.acceptedEfforts ?? []),
+        ...Object.keys(familyOf(provider).catalog?.cliOnlyEfforts ?? {}),
+      ]),
+    ]);
+    expect(efforts).toEqual(new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra']));
+    const names: Array<[string, string]> = [
+      ...cliModelList().map((model): [string, string] => ['provider_a', model.slug]),
+      ...cli['gemini-cli'].models.map((id): [string, string] => ['provider_b', id]),
+      ...cli['claude-code'].models.flatMap((model) =>
+        [model.id, model.first_party_id ?? model.id].map((id): [string, string] => ['provider_c', id]),
+      ),
+    ];
+    expect(names.length).toBeGreaterThan(30);
+    const cut = names.filter(([, id]) => efforts.has(id.slice(Math.max(id.lastIndexOf('-'), id.lastIndexOf(':')) + 1)));
+    expect(cut).toEqual([]);
+    expect(names.filter(([provider, id]) => !upstreamShaped(provider, id))).toEqual([]);
+  });
+
   it('lists every provider_c model with the context window and max output tokens the pinned Claude Code gives it', () => {
     // The CLI takes a table id or the dated id it sends for it (`claude-haiku-4-5-20251001`); the
     // plain id gets the record's window (1M where the table says the model has it natively) and
@@ -130,6 +158,7 @@ describe('the bundled provider_b and provider_c ids against the pinned CLIs', ()
  * (docs/error-codes.md "model_not_found"). No upstream is asked: the answer comes before any.
  */
 const LIST_TAIL = 'GET /v1/models lists the models this gateway serves';
+const PASSTHROUGH_NOTE = "(an id with a family's prefix goes to that family's upstream as written)";
 
 describe('a 404 for a name pasted from a CLI names what works', () => {
   const gateway = useGateway();
@@ -238,6 +267,30 @@ describe('a 404 for a name pasted from a CLI names what works', () => {
     ['sol-xyz', 'did you mean sol?'],
   ])('answers the tier-shaped %j, no id of its tier, naming the nearest tier id: %s', async (model, words) => {
     expect(await notFound(model)).toBe(`the model does not exist or is not enabled; ${words} ${LIST_TAIL}`);
+  });
+
+  // No model name the pinned CLIs know ends in an effort word or holds a `:` (checked above against
+  // their lists): a name that does is a catalog id with the effort as the gateway's suffix or a
+  // variant tag, and a passthrough of it would reach the upstream as a name it does not know.
+  it.each([
+    ['claude-opus-4-8-high', 'did you mean claude-opus-4-8 with reasoning_effort: "high"?'],
+    ['claude-opus-4-8:high', 'did you mean claude-opus-4-8 with reasoning_effort: "high"?'],
+    ['claude-fable-5:high', 'did you mean claude-fable-5-high?'],
+    [
+      'claude-opus-4-1-max',
+      `did you mean provider_c/claude-opus-4-1 with reasoning_effort: "max" ${PASSTHROUGH_NOTE}?`,
+    ],
+    ['gemini-2.5-pro-high', 'did you mean gemini-2.5-pro with reasoning_effort: "high"?'],
+    ['gemini-2.5-pro[1m]', 'did you mean gemini-2.5-pro?'],
+    ['gpt-6.2-sol:high', 'did you mean gpt-6.2-sol-high?'],
+    ['gpt-7-sol:high', `did you mean provider_a/gpt-7-sol with reasoning_effort: "high" ${PASSTHROUGH_NOTE}?`],
+    ['claude-opus-4-8:latest', undefined],
+    ['gemini-2.5-pro@001', undefined],
+    ['gpt-7-sol:beta', undefined],
+  ])('answers %j with no passthrough an upstream would not know: %s', async (model, words) => {
+    expect(await notFound(model)).toBe(
+      `the model does not exist or is not enabled; ${words === undefined ? '' : `${words} `}${LIST_TAIL}`,
+    );
   });
 
   it('answers an id that looks like nothing with the plain 404, and GET /v1/models/{id} as chat does', async () => {

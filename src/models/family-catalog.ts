@@ -42,6 +42,12 @@ export interface FamilyCatalog {
    */
   readonly modelNames?: RegExp;
   /**
+   * Its CLI takes a model name with a `[…]` tag after it (Claude Code's `[1m]`, its context-window
+   * switch), so a passthrough a 404 suggests may keep one; for any other family a tag is no part
+   * of a name its upstream knows.
+   */
+  readonly nameTags?: boolean;
+  /**
    * Its ids are spelled from upstream model names with the gateway's own suffixes, `-<effort>`
    * and `-fast` (the live list's variant ids, variant-id.ts), which its upstream does not know: the
    * passthrough form a 404 suggests has them taken off (the effort named as `reasoning_effort`),

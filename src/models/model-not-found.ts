@@ -8,7 +8,7 @@ import type { Tier, TierAlias, TierModel } from './model-tiers';
 import { pickTierModels, tierAliasRows, tierWordOf } from './model-tiers';
 import { PASSTHROUGH_NAME } from './passthrough-name';
 import type { VariantCatalogView } from './variant-hint';
-import { variantHint } from './variant-hint';
+import { effortHint, variantHint } from './variant-hint';
 
 /*
  * The 404 `model_not_found` for an id no enabled family serves (chat, and `GET /v1/models/{id}`),
@@ -59,9 +59,10 @@ export function withoutTag(id: string): string {
  * or surrounding spaces names that id; a tier id the bundled catalog had and the tier's model
  * now lacks names what the tier means now and its ids; any other tier-shaped id, the nearest
  * tier ids; else the answer suggests the id without a `[…]` tag, what the family's CLI alias
- * stands for, and the passthrough form of an id shaped like a family's upstream names (without
- * the gateway's own suffixes, variant-hint.ts), whichever of them the gateway serves, and says
- * when the live list no longer offers the model. At most MAX_SUGGESTIONS ids are named.
+ * stands for, and for an id shaped like a family's upstream names its catalog id or passthrough
+ * form (without the gateway's own suffixes or an effort word, variant-hint.ts), whichever of them
+ * the gateway serves, and says when the live list no longer offers the model. At most
+ * MAX_SUGGESTIONS ids are named.
  */
 export function modelNotFound(modelId: string, now: CatalogNow, serves: (family: ProviderId) => boolean): GatewayError {
   const trimmed = modelId.trim();
@@ -98,22 +99,20 @@ export function modelNotFound(modelId: string, now: CatalogNow, serves: (family:
   );
   alias?.catalog?.cliAliases?.[normalized].forEach(suggest);
   if (bare !== normalized) suggest(lowered.get(bare));
-  // The passthrough form only of a name the catalog does not have in any spelling; for a family
-  // whose ids carry the gateway's suffixes, the upstream's name and the effort as a field.
+  // Only for a name the catalog does not have in any spelling: the upstream's name, with an
+  // effort the id spelled into it (the gateway's suffix, or a word no upstream name ends in) as a
+  // field, on its catalog id or its passthrough form.
   const efforts = new Map<string, string>();
   let dropped: string | undefined;
   for (const candidate of servedFamilies) {
     if (!candidate.catalog?.modelNames?.test(normalized) || lowered.has(normalized)) continue;
-    if (!candidate.catalog.variantSuffixes) {
-      suggest(`${candidate.id}/${normalized}`);
-      continue;
-    }
-    const hint = variantHint(candidate.id, normalized, now);
+    const hint = candidate.catalog.variantSuffixes
+      ? variantHint(candidate.id, normalized, now)
+      : effortHint(candidate.id, normalized, now);
     dropped ??= hint.dropped;
-    suggest(hint.served);
-    if (hint.passthrough === undefined) continue;
-    suggest(hint.passthrough.id);
-    if (hint.passthrough.effort !== null) efforts.set(hint.passthrough.id, hint.passthrough.effort);
+    const suggestion = hint.suggestion;
+    if (suggestion && suggest(suggestion.id) && suggestion.effort !== null)
+      efforts.set(suggestion.id, suggestion.effort);
   }
   const named = suggestions.slice(0, MAX_SUGGESTIONS);
   // The model is named from the live list it was on, never from the request.

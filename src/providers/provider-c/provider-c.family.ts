@@ -46,6 +46,8 @@ export const providerC: Family = {
     },
     rows: path.join(__dirname, 'provider-c.catalog.json'),
     modelNames: /^claude-/,
+    // `claude --model opus[1m]`: the CLI reads the tag itself.
+    nameTags: true,
     cliAliases: CLAUDE_CODE_ALIASES,
   },
   // The process slots (provider-c.process-slots.ts), a literal here: importing that file would
