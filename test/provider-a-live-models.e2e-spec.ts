@@ -4,7 +4,7 @@ import { LiveModelLists } from '../src/models/live-model-lists';
 import type { FakeModel } from './support/fake-provider-a-rules';
 import { bundledTierModel } from './support/bundled-tiers';
 import { cliChangedListCapture, cliModelList } from './support/fake-provider-a';
-import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { makeJwt, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
 import { pollUntil } from './support/poll';
@@ -709,6 +709,60 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       (lines) => lines.length > 0,
     );
     expect(failure).toMatchObject({ reason: `upstream status ${status}`, fix: expect.stringMatching(fix) });
+  });
+
+  describe('a list fetch refused with 401 (docs/accounts.md: one forced refresh, as a turn gets)', () => {
+    const stale = makeJwt({ exp: Math.floor(Date.now() / 1000) + 3600, jti: 'stale' });
+    const events = () => gateway!.logs.lines.map((line) => JSON.parse(line) as Json);
+    /** The first fetch's outcome: the list applied, or the failure logged. */
+    const firstOutcome = async () => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), home(), { auth: { accessToken: stale } }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
+      });
+      const outcome = await pollUntil(
+        async () =>
+          events().filter((line) =>
+            ['provider_a_models_refreshed', 'provider_a_models_refresh_failed'].includes(line.event as string),
+          ),
+        (lines) => lines.length > 0,
+      );
+      return outcome.map(({ event, reason }) => ({ event, reason }));
+    };
+
+    it('refreshes the token once and asks again with the new one: the list is applied', async () => {
+      fake().serveModels(newerList());
+      fake().refuseModelsListToken(stale);
+      expect(await firstOutcome()).toEqual([{ event: 'provider_a_models_refreshed', reason: undefined }]);
+      const bearers = fake()
+        .modelsRequests()
+        .map((request) => request.headers.authorization);
+      expect(bearers).toHaveLength(2);
+      expect(bearers[0]).toBe(`Bearer ${stale}`);
+      expect(bearers[1]).toMatch(/^Bearer ./);
+      expect(bearers[1]).not.toBe(bearers[0]);
+      expect(fake().tokenRequests()).toEqual([
+        expect.objectContaining({ grant_type: 'refresh_token', refresh_token: 'rt-initial' }),
+      ]);
+      expect(events().filter((line) => line.event === 'provider_a_auth_retry')).toEqual([
+        expect.objectContaining({ upstream_status: 401 }),
+      ]);
+      expect(await modelIds()).toContain('gpt-6.2-astra');
+    });
+
+    it('a 401 to the refreshed token too is the login failure, after one refresh and two asks', async () => {
+      fake().failModelsList(401, 2);
+      expect(await firstOutcome()).toEqual([
+        { event: 'provider_a_models_refresh_failed', reason: 'upstream status 401' },
+      ]);
+      expect(fake().modelsRequests()).toHaveLength(2);
+      expect(fake().tokenRequests()).toHaveLength(1);
+      expect(events().find((line) => line.event === 'provider_a_models_refresh_failed')).toMatchObject({
+        level: 40,
+        fix: expect.stringMatching(/codex login/),
+      });
+    });
   });
 
   it('PROVIDER_A_MODELS_REFRESH=0 never asks for the list', async () => {

@@ -312,6 +312,8 @@ export class FakeProviderA {
   /** Scripted failures of the next `GET …/models` calls (FIFO), then the list. */
   private readonly modelsFailures: number[] = [];
   private readonly modelsCalls: RecordedModelsRequest[] = [];
+  /** `refuseModelsListToken()`: access tokens the model list answers 401, until `reset()`. */
+  private readonly refusedListTokens = new Set<string>();
   /** `serveUsage()`: the `wham/usage` answer (a function of now), until `reset()`. */
   private usage: (accountId: string | undefined) => Record<string, unknown> = () => defaultUsageBody();
   private readonly usageCalls: RecordedModelsRequest[] = [];
@@ -381,6 +383,14 @@ export class FakeProviderA {
   /** The next `count` model list GETs answer `status` (then the list again). */
   failModelsList(status: number, count = 1): void {
     for (let index = 0; index < count; index++) this.modelsFailures.push(status);
+  }
+
+  /**
+   * The model list answers 401 to a GET with this access token, as the backend does to a token it
+   * no longer takes; a token the fake's token endpoint grants later is served. Until `reset()`.
+   */
+  refuseModelsListToken(accessToken: string): void {
+    this.refusedListTokens.add(accessToken);
   }
 
   /** Every GET of the model list so far. */
@@ -560,6 +570,7 @@ export class FakeProviderA {
     this.listShape = undefined;
     this.modelsFailures.length = 0;
     this.modelsCalls.length = 0;
+    this.refusedListTokens.clear();
   }
 
   /** Drops every connection and stops the server. */
@@ -738,7 +749,13 @@ export class FakeProviderA {
   }
 
   private answerModels(request: http.IncomingMessage, response: http.ServerResponse): void {
-    this.modelsCalls.push({ url: request.url ?? '', headers: lowerHeaders(request.headers) });
+    const headers = lowerHeaders(request.headers);
+    this.modelsCalls.push({ url: request.url ?? '', headers });
+    const bearer = /^Bearer (\S+)$/.exec(headers.authorization ?? '')?.[1];
+    if (bearer === undefined || this.refusedListTokens.has(bearer)) {
+      response.writeHead(401, { 'content-type': 'application/json' }).end('{"detail":"Unauthorized"}');
+      return;
+    }
     const failure = this.modelsFailures.shift();
     if (failure !== undefined) {
       response.writeHead(failure, { 'content-type': 'application/json' }).end('{"detail":"scripted failure"}');

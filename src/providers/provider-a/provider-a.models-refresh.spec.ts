@@ -60,6 +60,8 @@ function harness(
               token
                 ? { accessToken: token, accountId: `acc-${alias}` }
                 : Promise.reject(options.rejectWith ?? new Error('no login')),
+            // The forced refresh after a 401: another token of the same login.
+            afterRejection: async () => ({ accessToken: `${token}-refreshed`, accountId: `acc-${alias}` }),
           },
         },
       })),
@@ -140,6 +142,8 @@ describe(ProviderAModelsRefresh.name, () => {
   it('gives each failure its own fix: only a passing one needs nothing, and it says when the next try comes', async () => {
     const { refresh, records } = harness([
       { status: 503 },
+      // A 401, and a 401 again after the forced refresh.
+      { status: 401 },
       { status: 401 },
       { status: 403 },
       { status: 404 },

@@ -11,8 +11,11 @@ import { errnoAlong } from '../../common/errno';
 import { timeoutOrNever } from '../../common/async/timer-range';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { loginFix } from '../../core/login-state';
+import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
+import { LoginTokenTurn } from '../shared/login-rejection';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { CodexClient } from './provider-a.client';
+import { classifyUpstreamFailure } from './provider-a.errors';
 import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
 
 /** `{sol: "gpt-6.2-sol", …}`: which model each tier alias reaches. */
@@ -203,7 +206,11 @@ export class ProviderAModelsRefresh {
     }, ms);
   }
 
-  /** The list as the first login that can get a token sees it, or why none could (a reason, never a token or body text). */
+  /**
+   * The list as the first login that can get a token sees it, or why none could (a reason, never
+   * a token or body text). A 401 gets the one forced refresh and second ask a turn gets
+   * (LoginTokenTurn): a token the backend stopped taking before its expiry is no login to redo.
+   */
   private async fetchWithSomeLogin(
     signal: AbortSignal,
   ): Promise<{ account: string; infos: UpstreamModelInfo[] } | FetchFailure> {
@@ -213,43 +220,64 @@ export class ProviderAModelsRefresh {
       .filter(({ alias }) => this.options.accounts.stateOf(alias).kind === 'ready');
     let failure: FetchFailure = { reason: 'no ready login', kind: 'login', quiet: true };
     for (const { alias, handle } of logins) {
-      let credentials;
-      try {
-        credentials = await handle.auth.current(signal, this.options.logger);
-      } catch (error) {
-        // A login file that cannot serve is the login report's to find and tell (it rules the login
-        // out, with its fix); what a failed refresh says about the login counts, as for a turn (a
-        // revoked login is dead).
-        const fileCause = error instanceof GatewayError && error.loginFileCause;
-        if (!fileCause) this.options.accounts.applyFailure(alias, error);
-        failure = { reason: `login ${alias} has no usable token`, kind: 'login', account: alias, quiet: fileCause };
-        continue;
-      }
-      try {
-        const response = await this.options.proxy.fetch(this.url, {
-          method: 'GET',
-          headers: modelsListHeaders(credentials, this.options.client),
-          signal,
-        });
-        if (!response.ok) {
-          void response.body?.cancel().catch(() => undefined);
-          return { reason: `upstream status ${response.status}`, kind: statusKind(response.status), account: alias };
+      const login = new LoginTokenTurn<ProviderACredentials>('provider_a', this.options.logger);
+      for (;;) {
+        let credentials;
+        try {
+          credentials = await login.token(handle.auth, signal);
+        } catch (error) {
+          // A login file that cannot serve is the login report's to find and tell (it rules the login
+          // out, with its fix); what a failed refresh says about the login counts, as for a turn (a
+          // revoked login is dead).
+          const fileCause = error instanceof GatewayError && error.loginFileCause;
+          if (!fileCause) this.options.accounts.applyFailure(alias, error);
+          failure = { reason: `login ${alias} has no usable token`, kind: 'login', account: alias, quiet: fileCause };
+          break;
         }
-        const infos = parseModelsList(await readJsonCapped(response, MAX_LIST_BYTES));
-        if (infos === 'not_a_model_list') return { reason: 'the answer is not a model list', kind: 'unreadable' };
-        if (infos === 'no_readable_entry')
-          return { reason: 'no entry of the model list has a readable slug', kind: 'unreadable' };
-        return { account: alias, infos };
-      } catch (error) {
-        // fetch() wraps the socket error; only its errno code is logged (never a message).
-        const code = errnoAlong(error);
-        return {
-          reason: signal.aborted ? 'timed out or stopped' : `connection failed (${code ?? 'network'})`,
-          kind: 'transient',
-        };
+        const outcome = await this.fetchList(credentials, alias, signal);
+        // The refusal classified as a turn's is: a 401 asks for the forced refresh, once.
+        if (
+          'status' in outcome &&
+          outcome.status === 401 &&
+          login.reopenAfter(classifyUpstreamFailure({ status: 401 }))
+        )
+          continue;
+        return outcome;
       }
     }
     return failure;
+  }
+
+  /** One GET of the list with `credentials`: the list, or why not (a refusal with its status). */
+  private async fetchList(
+    credentials: ProviderACredentials,
+    alias: string,
+    signal: AbortSignal,
+  ): Promise<{ account: string; infos: UpstreamModelInfo[] } | FetchFailure> {
+    try {
+      const response = await this.options.proxy.fetch(this.url, {
+        method: 'GET',
+        headers: modelsListHeaders(credentials, this.options.client),
+        signal,
+      });
+      if (!response.ok) {
+        void response.body?.cancel().catch(() => undefined);
+        const status = response.status;
+        return { reason: `upstream status ${status}`, kind: statusKind(status), account: alias, status };
+      }
+      const infos = parseModelsList(await readJsonCapped(response, MAX_LIST_BYTES));
+      if (infos === 'not_a_model_list') return { reason: 'the answer is not a model list', kind: 'unreadable' };
+      if (infos === 'no_readable_entry')
+        return { reason: 'no entry of the model list has a readable slug', kind: 'unreadable' };
+      return { account: alias, infos };
+    } catch (error) {
+      // fetch() wraps the socket error; only its errno code is logged (never a message).
+      const code = errnoAlong(error);
+      return {
+        reason: signal.aborted ? 'timed out or stopped' : `connection failed (${code ?? 'network'})`,
+        kind: 'transient',
+      };
+    }
   }
 }
 
@@ -264,6 +292,8 @@ interface FetchFailure {
   readonly account?: string;
   /** No login could be asked for what the login report tells by itself: logged at debug. */
   readonly quiet?: boolean;
+  /** The HTTP status of the backend's refusal, when it answered one. */
+  readonly status?: number;
 }
 
 /** 401/403: the backend refuses the login; 404: nothing answers at that URL; else it may pass. */
