@@ -112,4 +112,21 @@ describe('GatewayMetrics account plan', () => {
     for (const gauge of ['accountQuotaUsed', 'accountQuotaReset', 'accountQuotaWindow'])
       expect(calls.get(`${gauge}.remove`)).toEqual([[labels]]);
   });
+
+  it('takes a figure away once the latest report of its window lacks it, as /v1/accounts shows null', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    const labels = { provider: 'provider_a', account: 'team', window: 'primary' };
+    metrics.accountPlan('provider_a', 'team', {
+      windows: [{ name: 'primary', usedRatio: 0.5, resetsAt: 1_800_000_000_000, windowSeconds: 18_000 }],
+      planSpent: false,
+    });
+    metrics.accountPlan('provider_a', 'team', {
+      windows: [{ name: 'primary', usedRatio: 0.6, windowSeconds: 18_000 }],
+      planSpent: false,
+    });
+    expect(calls.get('accountQuotaReset.remove')).toEqual([[labels]]);
+    expect(calls.get('accountQuotaUsed.set')?.at(-1)).toEqual([labels, 0.6]);
+    expect(calls.get('accountQuotaUsed.remove')).toBeUndefined();
+  });
 });

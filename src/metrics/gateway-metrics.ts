@@ -269,12 +269,17 @@ export class GatewayMetrics {
         ])
           gauge.remove({ ...labels, window });
     this.windowsShown.set(key, shown);
+    // A figure the latest report lacks leaves its gauge, as /v1/accounts shows it as null: the
+    // gauge never keeps an earlier report's value beside the new ones.
     for (const window of plan.windows) {
       const windowLabels = { ...labels, window: windowLabel(window.name) };
-      if (window.usedRatio !== undefined) this.metric.accountQuotaUsed.set(windowLabels, window.usedRatio);
-      if (window.resetsAt !== undefined)
-        this.metric.accountQuotaReset.set(windowLabels, Math.ceil(window.resetsAt / 1000));
-      if (window.windowSeconds !== undefined) this.metric.accountQuotaWindow.set(windowLabels, window.windowSeconds);
+      setOrRemove(this.metric.accountQuotaUsed, windowLabels, window.usedRatio);
+      setOrRemove(
+        this.metric.accountQuotaReset,
+        windowLabels,
+        window.resetsAt === undefined ? undefined : Math.ceil(window.resetsAt / 1000),
+      );
+      setOrRemove(this.metric.accountQuotaWindow, windowLabels, window.windowSeconds);
     }
     this.metric.accountPaidAvailable.set(labels, plan.paid?.available === true ? 1 : 0);
     this.metric.accountPaidInUse.set(labels, plan.paid?.inUse === true ? 1 : 0);
@@ -285,6 +290,16 @@ export class GatewayMetrics {
   accountPaidTurn(provider: string, account: string): void {
     this.metric.paidTurns.inc({ provider: providerLabel(provider), account });
   }
+}
+
+/** Sets a gauge's series to `value`, or removes the series when there is no value to show. */
+function setOrRemove<T extends string>(
+  gauge: Gauge<T>,
+  labels: Partial<Record<T, string>>,
+  value: number | undefined,
+): void {
+  if (value === undefined) gauge.remove(labels);
+  else gauge.set(labels, value);
 }
 
 /** A model label from a closed set: the catalog id when the id is in the catalog, else `other`. */
