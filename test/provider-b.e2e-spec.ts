@@ -950,6 +950,29 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(fake.requests('streamGenerateContent')).toHaveLength(1);
   });
 
+  it('answers a 429 whose Retry-After header is above 30 s at once with that Retry-After, though its body names no delay (docs/providers.md "Retries")', async () => {
+    fake.enqueue('streamGenerateContent', {
+      status: 429,
+      headers: { 'retry-after': '45' },
+      body: errorFrame(429, 'RESOURCE_EXHAUSTED'),
+    });
+    const response = await postChat(gateway, { stream: true });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('45');
+    expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+  });
+
+  it('does not retry a 503 whose Retry-After header (an HTTP date) is above 30 s (docs/providers.md "Retries")', async () => {
+    fake.enqueue('streamGenerateContent', {
+      status: 503,
+      headers: { 'retry-after': new Date(Date.now() + 120_000).toUTCString() },
+      body: errorFrame(503, 'UNAVAILABLE'),
+    });
+    const response = await postChat(gateway, { stream: true });
+    expect(response.status).toBe(502);
+    expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+  });
+
   it('turns a 503 after a text frame into an error chunk and [DONE] without a second call (docs/upstream/provider-b.md §13.24)', async () => {
     fake.enqueue('streamGenerateContent', {
       frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE', 'UPSTREAM-SECRET-503') }],

@@ -7,6 +7,7 @@ import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 import type { ConnectionTarget } from '../shared/connection-failure';
 import { connectionCause } from '../shared/connection-failure';
 import { errnoOf } from '../../common/errno';
+import { retryAfterHeaderSeconds } from '../shared/retry-policy';
 
 /** Everything known about one upstream failure (docs/upstream/provider-a.md §10). */
 export interface UpstreamFailure {
@@ -64,17 +65,10 @@ function secondsUntil(value: unknown, now: number): number | undefined {
   return Number.isFinite(at) ? Math.max(0, (at - now) / 1000) : undefined;
 }
 
-/** `Retry-After`: delta seconds or an HTTP date. */
-function retryAfterHeader(value: string | undefined, now: number): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const seconds = numeric(value);
-  return seconds !== undefined ? Math.max(0, seconds) : secondsUntil(value, now);
-}
-
 /** Every retry hint found anywhere in the frame, in seconds from now (docs/upstream/provider-a.md §10). */
 export function retryHints(payload: unknown, headers: UpstreamFailure['headers'], now: number): number[] {
   const hints: number[] = [];
-  const header = retryAfterHeader(headers?.['retry-after'], now);
+  const header = retryAfterHeaderSeconds(headers?.['retry-after'], now);
   if (header !== undefined) hints.push(header);
   const visit = (value: unknown, depth: number): void => {
     if (depth > 8) return;

@@ -28,6 +28,30 @@ describe(classifyProviderBError.name, () => {
     });
   });
 
+  it('reads a Retry-After header (seconds or HTTP date) as one more hint, the later one counting (docs/providers.md "Retries")', () => {
+    const now = Date.parse('2026-11-23T20:00:00Z');
+    const classify = (status: number, errorBody: unknown, retryAfter: string) =>
+      classifyProviderBError(status, errorBody, now, undefined, retryAfter);
+    expect(classify(429, body(429, 'RESOURCE_EXHAUSTED'), '45')).toMatchObject({
+      code: 'rate_limited',
+      retryAfterSeconds: 45,
+    });
+    expect(classify(429, retry429, '3')).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 34.5 });
+    expect(classify(503, body(503, 'UNAVAILABLE'), 'Mon, 23 Nov 2026 20:00:03 GMT')).toMatchObject({
+      code: 'upstream',
+      retryable: true,
+      retryAfterSeconds: 3,
+    });
+    const busy = body(503, 'UNAVAILABLE', 'x', [detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXHAUSTED' })]);
+    expect(classify(503, busy, '20')).toMatchObject({ code: 'provider_model_at_capacity', retryAfterSeconds: 20 });
+    // Past the CLI's 300 s bound a header makes the limit terminal, as a body's delay that long does.
+    expect(classify(429, body(429, 'RESOURCE_EXHAUSTED'), '600')).toMatchObject({
+      code: 'usage_limit',
+      retryAfterSeconds: 600,
+    });
+    expect(classify(429, body(429, 'RESOURCE_EXHAUSTED'), 'soon')).toMatchObject({ retryAfterSeconds: 5 });
+  });
+
   it.each([
     [
       'QUOTA_EXHAUSTED on the Code Assist domain',

@@ -1,11 +1,12 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
+import { retryAfterHeaderSeconds } from '../shared/retry-policy';
 import { transportFailure } from '../shared/turn-runner';
 import { UpstreamErrorEvent, UpstreamRefusal } from '../shared/upstream-failure';
 import type { EventLogger } from '../../core/event-logger';
 import type { QuotaErrorFacts } from './provider-b.quota';
-import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
+import { classifyQuota, QUOTA_STATUSES, withHeaderHint } from './provider-b.quota';
 import type { ForbiddenFacts, RefusedLogin } from './provider-b.refusals';
 import { PROVIDER_B_FIXES, readRefusedLogin, REFUSED_LOGIN_DOC } from './provider-b.refusals';
 
@@ -17,7 +18,8 @@ import { PROVIDER_B_FIXES, readRefusedLogin, REFUSED_LOGIN_DOC } from './provide
  */
 export function classifyProviderBFailure(failure: unknown, atMs: number, logger?: EventLogger): GatewayError {
   if (failure instanceof GatewayError) return failure;
-  if (failure instanceof UpstreamRefusal) return classifyProviderBError(failure.status, failure.body, atMs, logger);
+  if (failure instanceof UpstreamRefusal)
+    return classifyProviderBError(failure.status, failure.body, atMs, logger, failure.headers['retry-after']);
   if (failure instanceof UpstreamErrorEvent) return classifyProviderBError(undefined, failure.payload, atMs, logger);
   return transportFailure('provider_b', failure);
 }
@@ -117,14 +119,18 @@ const CONTEXT_WINDOW_MESSAGE = /input token count|maximum number of tokens/i;
  * reasons and quota ids, never the upstream message (which only the log's `upstream_message` carries, sanitized).
  * A 403 about the account or its project rather than its token is logged on `logger`
  * (`provider_b_login_refused`, with its fix and Google's link) and leaves the login usable.
+ * `retryAfter` is the reply's `Retry-After` header: a hint like the body's delay, the later of
+ * the two counting (docs/providers.md "Retries").
  */
 export function classifyProviderBError(
   httpStatus: number | undefined,
   body: unknown,
   now: number = Date.now(),
   logger?: EventLogger,
+  retryAfter?: string,
 ): GatewayError {
   const info = parseProviderBError(body);
+  const headerSeconds = retryAfterHeaderSeconds(retryAfter, now);
   const status = httpStatus ?? info.code ?? (info.status ? GRPC_STATUS_TO_HTTP[info.status] : undefined) ?? 500;
   const detail = describe(status, info);
   const upstream = { type: info.status, code: info.reasons[0], message: sanitizeUpstreamMessage(info.message) };
@@ -136,7 +142,7 @@ export function classifyProviderBError(
   // another login of the pool may well have: about the login and this model, not the model alone.
   if (status === 404) return new GatewayError('not_found', { ...base, limitsModel: true });
   if (QUOTA_STATUSES.has(status) || info.status === 'RESOURCE_EXHAUSTED') {
-    const quota = classifyQuota(status, info, now);
+    const quota = withHeaderHint(classifyQuota(status, info, now), headerSeconds);
     // A Code Assist quota is a bucket per model: spending it rests that model on the login, not the login.
     if (quota?.kind === 'terminal')
       return new GatewayError('usage_limit', {
@@ -160,7 +166,11 @@ export function classifyProviderBError(
       : new GatewayError('bad_request', base);
   }
   if (status >= 400 && status < 500 && !RETRY_STATUSES.has(status)) return new GatewayError('bad_request', base);
-  return new GatewayError('upstream', { ...base, retryable: RETRY_STATUSES.has(status) || status >= 500 });
+  return new GatewayError('upstream', {
+    ...base,
+    retryable: RETRY_STATUSES.has(status) || status >= 500,
+    ...(headerSeconds !== undefined ? { retryAfterSeconds: headerSeconds } : {}),
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { linkedAbort } from '../../common/async/abortable';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
-import { readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
+import { lowerCaseHeaders, readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { UpstreamRefusal } from '../shared/upstream-failure';
@@ -75,7 +75,7 @@ export function postCodeAssist(
 
 /**
  * One call with the login's bearer (docs/providers.md, provider_b). Any non-2xx rejects with a
- * `UpstreamRefusal` (its status and error body), which the family classifies
+ * `UpstreamRefusal` (its status, headers and error body), which the family classifies
  * (`classifyProviderBFailure`; a 401 is `auth`, answered with one forced refresh of the login and
  * a new attempt).
  */
@@ -83,7 +83,7 @@ export async function callCodeAssist(client: CodeAssistClient, call: CodeAssistC
   const opened = await send(client, call);
   if (!opened.response.ok) {
     const errorBody = await readJsonCapped(opened.response, MAX_ERROR_BODY_BYTES);
-    throw new UpstreamRefusal(opened.response.status, errorBody);
+    throw new UpstreamRefusal(opened.response.status, errorBody, lowerCaseHeaders(opened.response.headers));
   }
   return opened;
 }

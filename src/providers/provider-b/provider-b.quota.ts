@@ -137,6 +137,21 @@ export function classifyQuota(status: number, info: QuotaErrorFacts, now: number
   return status === 503 ? undefined : retryable(5);
 }
 
+/**
+ * A verdict with the reply's `Retry-After` header (`headerSeconds`) read as one more delay: the
+ * later of it and the body's counts, and past the retryable bound a short limit or a busy model
+ * becomes terminal, as a body's delay that long does. Not a quota error stays one, and so does a
+ * terminal one with no reset of its own: its long default rest is the safer reading.
+ */
+export function withHeaderHint(verdict: QuotaVerdict | undefined, headerSeconds?: number): QuotaVerdict | undefined {
+  if (verdict === undefined || headerSeconds === undefined) return verdict;
+  if (verdict.kind === 'terminal' && verdict.retryAfterSeconds === undefined) return verdict;
+  const seconds = Math.max(verdict.retryAfterSeconds ?? 0, headerSeconds);
+  if (verdict.kind !== 'terminal' && seconds > MAX_RETRYABLE_DELAY_SECONDS)
+    return { kind: 'terminal', retryAfterSeconds: seconds };
+  return { ...verdict, retryAfterSeconds: seconds };
+}
+
 /** Only the number is taken from the upstream message; the text itself is never kept. */
 function retryHintFromMessage(message: string): number | undefined {
   const match = RETRY_IN_MESSAGE.exec(message);

@@ -49,3 +49,15 @@ export function retryDelayMs(
   const hintMs = hintSeconds * 1000;
   return hintMs > MAX_HINT_MS ? undefined : Math.max(hintMs, jittered);
 }
+
+/**
+ * An HTTP `Retry-After` in seconds from `now` (RFC 9110 §10.2.3): delta seconds or an HTTP date,
+ * never negative; undefined when absent or unreadable.
+ */
+export function retryAfterHeaderSeconds(value: string | undefined, now: number): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, (at - now) / 1000) : undefined;
+}
