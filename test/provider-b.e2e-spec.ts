@@ -750,6 +750,25 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
+  it('runs the calls of a turn that ends in MALFORMED_FUNCTION_CALL after a valid call, as the Gemini CLI does (docs/upstream/provider-b.md §9.3)', async () => {
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      },
+    ];
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: callFrame('read_file', { path: 'a' }) }, { json: finishFrame('MALFORMED_FUNCTION_CALL') }],
+    });
+    const result = await streamChat(gateway, { tools });
+    expect(result.done).toBe(true);
+    const calls = deltas(result.chunks).flatMap((delta) => delta.tool_calls ?? []);
+    expect(calls.map((call: any) => call.function.arguments)).toEqual(['{"path":"a"}']);
+    expect(JSON.stringify(result.chunks)).not.toContain('[error:');
+    expect(result.chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+    expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+  });
+
   describe('turns that end with nothing to show are retried as the Gemini CLI retries them (docs/upstream/provider-b.md §9.3)', () => {
     // The CLI's 1 s, 2 s, 4 s, shortened here only: the gateway runs in this process.
     let delay: jest.SpyInstance;

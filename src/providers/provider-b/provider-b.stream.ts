@@ -181,7 +181,11 @@ function toolCall(
 const FILTER_REASONS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
 const INVALID_CALL_REASONS = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL']);
 
-/** EOF (docs/upstream/provider-b.md §9.3): `usage` when seen, then `finish` or a terminal `error`. */
+/**
+ * EOF (docs/upstream/provider-b.md §9.3): `usage` when seen, then `finish` or a terminal `error`.
+ * MALFORMED_FUNCTION_CALL and UNEXPECTED_TOOL_CALL fail the turn only when it made no call: with
+ * a call the Gemini CLI runs the calls it got, and so the turn ends normally.
+ */
 export function finishProviderBStream(state: ProviderBStreamState): ChatEvent[] {
   if (state.frames === 0)
     return [
@@ -191,7 +195,7 @@ export function finishProviderBStream(state: ProviderBStreamState): ChatEvent[] 
   const usage = state.usage ? mapUsage(state.usage) : undefined;
   if (usage) events.push({ type: 'usage', usage });
   const reason = state.finishReason;
-  if (reason !== undefined && INVALID_CALL_REASONS.has(reason)) {
+  if (reason !== undefined && INVALID_CALL_REASONS.has(reason) && state.callSeq === 0) {
     events.push({
       type: 'error',
       error: new GatewayError('invalid_tool_call', { detail: `provider_b finishReason ${reason}` }),
