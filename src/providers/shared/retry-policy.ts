@@ -51,7 +51,7 @@ export function retryDelayMs(
 }
 
 /**
- * An HTTP `Retry-After` in seconds from `now` (RFC 9110 §10.2.3): delta seconds or an HTTP date,
+ * An HTTP `Retry-After` in seconds from `now` (RFC 9110): delta seconds or an HTTP date,
  * never negative; undefined when absent or unreadable.
  */
 export function retryAfterHeaderSeconds(value: string | undefined, now: number): number | undefined {
