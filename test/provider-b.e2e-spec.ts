@@ -925,6 +925,40 @@ describe('provider_b over POST /v1/chat/completions', () => {
       expect(fake.requests('generateContent')).toHaveLength(2);
     });
 
+    it('retries an answer of only whitespace after thoughts, as the CLI judges it empty, and releases whitespace that text follows', async () => {
+      fake.enqueue(
+        'streamGenerateContent',
+        {
+          frames: [
+            { json: textFrame('plan', { thought: true }) },
+            { json: textFrame('\n') },
+            { json: textFrame('\u200b <!-- --> ') },
+            { json: finishFrame('STOP') },
+          ],
+        },
+        {
+          frames: [
+            { json: textFrame('second plan', { thought: true }) },
+            { json: textFrame('\n') },
+            { json: textFrame('answer') },
+            { json: finishFrame('STOP') },
+          ],
+        },
+      );
+      const result = await streamChat(gateway, {});
+      expect(result.status).toBe(200);
+      const shown = deltas(result.chunks);
+      expect(shown.filter((delta) => delta.reasoning_content).map((delta) => delta.reasoning_content)).toEqual([
+        'second plan',
+      ]);
+      expect(shown.map((delta) => delta.content ?? '').join('')).toBe('\nanswer');
+      const sent = fake.requests('streamGenerateContent').map((request) => request.body.request.contents);
+      expect(sent).toHaveLength(2);
+      expect(sent[1]).toEqual([
+        { role: 'user', parts: [{ text: 'hi' }, { text: `\n${RETRY_NUDGES.THINKING_ONLY_RESPONSE}` }] },
+      ]);
+    });
+
     it('never retries once text went out', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }] });
       const result = await streamChat(gateway, {});

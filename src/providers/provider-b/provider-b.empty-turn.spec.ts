@@ -1,5 +1,5 @@
 import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from './provider-b.constants';
-import { endsWithToolResults, invalidTurnReason, withRetryNudge } from './provider-b.empty-turn';
+import { endsWithToolResults, invalidTurnReason, showsText, withRetryNudge } from './provider-b.empty-turn';
 import { createProviderBStreamState } from './provider-b.stream';
 import type { CodeAssistContent } from './provider-b.wire-types';
 
@@ -37,6 +37,16 @@ describe(invalidTurnReason.name, () => {
       expect(invalidTurnReason(ended(finishReason), thoughts, true)).toBe(afterTools);
     },
   );
+});
+
+describe(showsText.name, () => {
+  it('judges text as the CLI does: zero-width marks and HTML comments removed, then trimmed', () => {
+    expect(showsText('\n \t')).toBe(false);
+    expect(showsText('\u200b\ufeff\u200e <!-- a --> <!-- b\n-->')).toBe(false);
+    expect(showsText('<!-<!-- x -->- y -->')).toBe(false);
+    expect(showsText('<!-- open')).toBe(true);
+    expect(showsText(' a ')).toBe(true);
+  });
 });
 
 describe(endsWithToolResults.name, () => {

@@ -13,6 +13,24 @@ export const INVALID_TURN_RETRY = {
   delayMs: (retry: number): number => 1000 * 2 ** retry,
 };
 
+const INVISIBLE_CHARACTERS = /[\u200B-\u200D\uFEFF\u200E\u200F]/g;
+const HTML_COMMENT = /<!--[\s\S]*?-->/g;
+
+/**
+ * Whether an answer's text shows anything, as the CLI's `processStreamResponse` judges it: without
+ * zero-width and direction marks, without HTML comments (removed until none is left), trimmed,
+ * not empty. An answer whose text is only whitespace is an empty one.
+ */
+export function showsText(text: string): boolean {
+  let cleaned = text.replace(INVISIBLE_CHARACTERS, '');
+  let previous: string;
+  do {
+    previous = cleaned;
+    cleaned = cleaned.replace(HTML_COMMENT, '');
+  } while (cleaned !== previous);
+  return cleaned.trim() !== '';
+}
+
 /** Empty ends the CLI counts as invalid even after tool results, named by its InvalidStreamError types. */
 const EMPTY_CUT_REASONS: Readonly<Record<string, string>> = {
   MAX_TOKENS: 'MAX_TOKENS_EXCEEDED',

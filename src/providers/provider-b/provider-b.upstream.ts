@@ -22,7 +22,13 @@ import type { ThoughtSignatureStore } from './provider-b.thought-signatures';
 import type { EventLogger } from '../../core/event-logger';
 import type { PlanReport } from '../../core/plan-usage';
 import { planReportFromQuota } from './provider-b.quota';
-import { endsWithToolResults, INVALID_TURN_RETRY, invalidTurnReason, withRetryNudge } from './provider-b.empty-turn';
+import {
+  endsWithToolResults,
+  INVALID_TURN_RETRY,
+  invalidTurnReason,
+  showsText,
+  withRetryNudge,
+} from './provider-b.empty-turn';
 
 /**
  * provider_b's attempts as the turn runner reads them (docs/upstream/provider-b.md §9): the SSE payloads of one
@@ -30,8 +36,13 @@ import { endsWithToolResults, INVALID_TURN_RETRY, invalidTurnReason, withRetryNu
  */
 export interface ProviderBAttempt extends UpstreamAttempt<SsePayload> {
   readonly stream: ProviderBStreamState;
-  /** Reasoning held back until the turn shows something (a retried turn's reasoning is never sent). */
+  /**
+   * Reasoning, and text that shows nothing yet, held back until the turn shows something (a
+   * retried turn's reasoning or blank text is never sent).
+   */
   readonly held: ChatEvent[];
+  /** The text held so far, judged whole as the CLI judges an answer's text (`showsText`). */
+  heldText: string;
   visible: boolean;
   /** A tool call with a thought signature was emitted (the adapter remembers it, docs/upstream/provider-b.md §8). */
   readonly onToolCall: (callId: string, signature: string) => void;
@@ -233,6 +244,7 @@ async function providerBAttempt(
   const base = {
     stream,
     held: [],
+    heldText: '',
     visible: false,
     onToolCall: shape.onToolCall,
     afterToolResults: shape.afterToolResults,
@@ -270,7 +282,10 @@ function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): Frame
   if (step.failure || step.unclassified) return step;
   const events: ChatEvent[] = [];
   for (const event of step.events) {
-    if (!attempt.visible && event.type === 'reasoning-delta') {
+    if (
+      !attempt.visible &&
+      (event.type === 'reasoning-delta' || (event.type === 'text-delta' && !shows(attempt, event.text)))
+    ) {
       attempt.held.push(event);
       continue;
     }
@@ -283,6 +298,12 @@ function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): Frame
     events.push(event);
   }
   return { events, accepted: true };
+}
+
+/** Whether the text held so far and `text` show anything; only read until the turn shows something. */
+function shows(attempt: ProviderBAttempt, text: string): boolean {
+  attempt.heldText += text;
+  return showsText(attempt.heldText);
 }
 
 /**
@@ -298,7 +319,8 @@ function endOfPayloads(attempt: ProviderBAttempt): FrameStep {
     };
   const tail = finishProviderBStream(stream);
   if (attempt.visible) return { events: tail, terminal: true };
-  const invalid = invalidTurnReason(stream, held.length > 0, attempt.afterToolResults);
+  const thoughts = held.some((event) => event.type === 'reasoning-delta');
+  const invalid = invalidTurnReason(stream, thoughts, attempt.afterToolResults);
   if (invalid === undefined) return { events: [...held, ...tail], terminal: true };
   return { events: [...held, ...tail], again: invalid };
 }
