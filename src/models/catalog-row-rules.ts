@@ -8,8 +8,6 @@ import { VERBOSITIES } from '../core/resolved-model';
  * wrong, on every request for it (docs/providers.md "Model ids").
  */
 
-/** The verbosity words a row may give, as a request may (docs/chat.md "Request"). */
-
 /** `"x1"`, shortened: a value of the file as a problem line quotes it (one line, whatever it holds). */
 export function quoted(value: unknown): string {
   return JSON.stringify(typeof value === 'string' ? value.slice(0, 80) : value)?.slice(0, 82) ?? String(value);
@@ -92,6 +90,7 @@ function effortProblem(
   return undefined;
 }
 
+/** A row's verbosity is one a request may give (docs/chat.md "Request"), or null. */
 function verbosityProblem(verbosity: string | null): string | undefined {
   if (verbosity === null || (VERBOSITIES as readonly string[]).includes(verbosity)) return undefined;
   return `has "verbosity" ${quoted(verbosity)}, not one of ${VERBOSITIES.join(', ')}: use one of them, or null for the upstream's default`;
