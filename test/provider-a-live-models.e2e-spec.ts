@@ -451,6 +451,13 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     for (const model of ['gpt-7-sol-medium', 'gpt-7-sol-fast-high'])
       expect(await notFound(model)).toEqual([404, expect.objectContaining({ message: `${dropped}; ${tail}` })]);
     expect(fake().requests()).toHaveLength(requestsBefore);
+    // GET /v1/models/{id} says the same of the id as the chat route.
+    const retrieved = await fetch(`${gateway.url}/v1/models/gpt-7-sol-high`);
+    expect(retrieved.status).toBe(404);
+    expect(((await retrieved.json()) as Json).error).toMatchObject({
+      code: 'model_not_found',
+      message: `${dropped}${passthrough('high')}`,
+    });
 
     // Following the hint reaches the model with the effort the id named.
     fake().enqueue(textReply('ok'));
