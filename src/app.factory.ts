@@ -11,16 +11,17 @@ import { ChatOrchestrator } from './chat/chat-orchestrator';
 import type { EventLogger } from './core/event-logger';
 import { installClientErrorHandler } from './common/http/client-error.handler';
 import {
-  hostHeaderMiddleware,
-  inFlightMiddleware,
+  entryMiddleware,
   jsonBodyMiddleware,
   onPostToMountPath,
+  requireHostHeader,
+  trackInFlight,
 } from './common/http/http-middleware';
 import { DrainService } from './common/lifecycle/drain.service';
 import { applyServerTimeouts } from './common/lifecycle/server-timeouts';
 import { FrameworkLogger } from './common/logging/framework-logger';
 import { ROOT_LOGGER } from './common/logging/logging.module';
-import { arrivalOf, requestLogMiddleware, requestLoggerOf } from './common/logging/request-log';
+import { arrivalOf, requestLoggerOf, startRequestLog } from './common/logging/request-log';
 import type { AppConfig } from './config/app-config';
 import { BearerCheck } from './common/auth/bearer-check';
 
@@ -56,10 +57,11 @@ export async function createGatewayApp(
   app.disable('x-powered-by');
   // An ETag would hash every JSON body for a header no client of a POST API revalidates with.
   app.set('etag', false);
-  // First, so every request, including one refused by the middleware below, has its id and line.
-  app.use(requestLogMiddleware(app.get(ROOT_LOGGER)));
-  app.use(hostHeaderMiddleware());
-  app.use(inFlightMiddleware(app.get(DrainService)));
+  // The request log first, so every request, including one refused by a later step or
+  // middleware, has its id and line.
+  app.use(
+    entryMiddleware([startRequestLog(app.get(ROOT_LOGGER)), requireHostHeader, trackInFlight(app.get(DrainService))]),
+  );
   // Only the routes that take a body parse one, and only on POST to exactly their path: parsing
   // elsewhere would turn an unknown route's 404 into a 400 (bad JSON) or 413 (too big), and any
   // other method or sub-path must be the plain 404 of an unknown route (docs/endpoints.md). A

@@ -10,7 +10,7 @@ import * as ts from 'typescript';
 import { ChunkFactory, ToolCallCollector, writeChatStream } from './chat/chat-completion.renderer';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { markStructuredRoute, rawErrorResponse, streamErrorContent } from './common/errors/error-writer';
-import { hostHeaderMiddleware, jsonBodyMiddleware } from './common/http/http-middleware';
+import { entryMiddleware, jsonBodyMiddleware, requireHostHeader } from './common/http/http-middleware';
 import { KeepAliveSweep } from './common/sse/keep-alive-sweep';
 import { SseWriter } from './common/sse/sse-writer';
 import type { EventLogger } from './core/event-logger';
@@ -75,7 +75,7 @@ describe('every stage writes an error through the one writer', () => {
     // The HTTP middleware's own rejections.
     const ok: RequestHandler = (_request, response) => response.end('ok');
     app.post('/body', jsonBodyMiddleware(64), ok);
-    app.get('/host', hostHeaderMiddleware(), ok);
+    app.get('/host', entryMiddleware([requireHostHeader]), ok);
     // A stream whose turn fails after the headers went out.
     app.get('/stream', (request, response) => {
       async function* events() {

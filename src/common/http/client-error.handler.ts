@@ -86,7 +86,7 @@ function requestLineOf(rawPacket: unknown): { method?: string; path?: string } {
  * (ECONNRESET) or mid-answer are just closed, quietly.
  */
 export function installClientErrorHandler(server: Server, logger: ClientErrorLogger): void {
-  // Node's missing-Host check answers a bare 400; hostHeaderMiddleware answers it in our shape.
+  // Node's missing-Host check answers a bare 400; requireHostHeader (http-middleware.ts) answers it in our shape.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   // Node answers an `Expect` other than 100-continue with a bare 417 of its own. A server may
   // ignore such an expectation (RFC 9110, section 10.1.1): the request is served as any other,

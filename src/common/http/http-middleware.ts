@@ -11,33 +11,49 @@ import type { DrainService } from '../lifecycle/drain.service';
 import { parseJsonOrUndefined } from '../egress/http-body';
 
 /**
+ * One step of the chain every request enters first: true to go on, false when the step answered
+ * the request itself.
+ */
+export type EntryStep = (request: Request, response: Response) => boolean;
+
+/**
+ * The steps every request takes before its route, as one router layer: each layer Express
+ * dispatches costs a path match, a parameter step and a prefix trim per request.
+ */
+export function entryMiddleware(steps: readonly EntryStep[]): RequestHandler {
+  return (request, response, next) => {
+    for (const step of steps) if (!step(request, response)) return;
+    next();
+  };
+}
+
+/**
  * HTTP/1.1 requires a Host header (RFC 9112, section 3.2). Node's own check answers a bare 400 without a
  * body, so installClientErrorHandler switches it off and it is done here instead, answered like
  * every other protocol-level rejection: the OpenAI shape and `Connection: close`.
  */
-export function hostHeaderMiddleware(): RequestHandler {
-  return (request, response, next) => {
-    if (request.httpVersion !== '1.1' || request.headers.host !== undefined) return next();
-    writeErrorResponse(
-      request,
-      response,
-      new GatewayError('invalid_request', { publicMessage: 'the Host header is required' }),
-      { connectionClose: true },
-    );
-  };
-}
+export const requireHostHeader: EntryStep = (request, response) => {
+  if (request.httpVersion !== '1.1' || request.headers.host !== undefined) return true;
+  writeErrorResponse(
+    request,
+    response,
+    new GatewayError('invalid_request', { publicMessage: 'the Host header is required' }),
+    { connectionClose: true },
+  );
+  return false;
+};
 
 /**
  * Counts requests in flight (ended on the response's close) so draining can wait for idle. A
  * request that arrives while draining is answered with `Connection: close`, so its client opens
  * its next request elsewhere instead of on a connection about to close.
  */
-export function inFlightMiddleware(drain: DrainService): RequestHandler {
-  return (request, response, next) => {
-    if (request.path.startsWith('/health')) return next();
+export function trackInFlight(drain: DrainService): EntryStep {
+  return (request, response) => {
+    if (request.path.startsWith('/health')) return true;
     drain.track(response);
     if (drain.isDraining) closeConnectionAfterAnswer(response);
-    next();
+    return true;
   };
 }
 

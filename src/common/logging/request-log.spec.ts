@@ -8,7 +8,7 @@ import {
   MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH,
   noteAnsweredError,
   requestLoggerOf,
-  requestLogMiddleware,
+  startRequestLog,
   sanitizeIdentifier,
   sanitizeUpstreamMessage,
 } from './request-log';
@@ -45,12 +45,12 @@ const exchangeResponse = () => exchange('/').response;
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
-describe(requestLogMiddleware.name, () => {
+describe(startRequestLog.name, () => {
   it("adopts a caller's plain, bounded x-request-id and echoes it", () => {
     const { root } = capture();
     for (const id of ['abc-123', 'trace:01HX.9_z', 'a'.repeat(128)]) {
       const { request, response } = exchange('/v1/models', { 'x-request-id': id });
-      requestLogMiddleware(root)(request, response, () => undefined);
+      startRequestLog(root)(request, response);
       expect(request.id).toBe(id);
       expect(response.headers['x-request-id']).toBe(id);
     }
@@ -61,7 +61,7 @@ describe(requestLogMiddleware.name, () => {
     (id) => {
       const { root } = capture();
       const { request } = exchange('/v1/models', { 'x-request-id': id });
-      requestLogMiddleware(root)(request, exchangeResponse(), () => undefined);
+      startRequestLog(root)(request, exchangeResponse());
       expect(request.id).toMatch(UUID);
     },
   );
@@ -69,9 +69,7 @@ describe(requestLogMiddleware.name, () => {
   it('assigns its own UUID, ignores a caller-supplied x-request-id that could forge a line, and echoes the id', () => {
     const { root } = capture();
     const { request, response } = exchange('/v1/models', { 'x-request-id': 'evil\n{"level":60}' });
-    const next = jest.fn();
-    requestLogMiddleware(root)(request, response, next);
-    expect(next).toHaveBeenCalledTimes(1);
+    expect(startRequestLog(root)(request, response)).toBe(true);
     expect(request.id).toMatch(UUID);
     expect(response.headers['x-request-id']).toBe(request.id);
   });
@@ -81,7 +79,7 @@ describe(requestLogMiddleware.name, () => {
     const { request, response } = exchange('/v1/structured/inference');
     jest.useFakeTimers({ now: 1_000_000 });
     try {
-      requestLogMiddleware(root)(request, response, () => undefined);
+      startRequestLog(root)(request, response);
       jest.setSystemTime(1_002_500);
       expect(arrivalOf(request)).toBe(1_000_000);
     } finally {
@@ -103,7 +101,7 @@ describe(requestLogMiddleware.name, () => {
     ];
     for (const [status, ended, headersSent, code] of cases) {
       const { request, response } = exchange('/v1/chat/completions\n{"level":60}?q=secret');
-      requestLogMiddleware(root)(request, response, () => undefined);
+      startRequestLog(root)(request, response);
       if (code !== undefined) noteAnsweredError(response, code);
       response.statusCode = status;
       response.writableEnded = ended;
@@ -146,7 +144,7 @@ describe(requestLogMiddleware.name, () => {
       const { root, records } = capture();
       root.level = level;
       const { request, response } = exchange('/health/ready');
-      requestLogMiddleware(root)(request, response, () => undefined);
+      startRequestLog(root)(request, response);
       response.writableEnded = true;
       response.emit('finish');
       await flush();
@@ -161,10 +159,9 @@ describe(requestLogMiddleware.name, () => {
   it('logs the path the request arrived with, even when a mounted route rewrote request.url', async () => {
     const { root, records } = capture();
     const { request, response } = exchange('/v1/chat/completions?stream=1');
-    requestLogMiddleware(root)(request, response, () => {
-      // What express does for `app.use('/v1/chat/completions', handler)` while the handler runs.
-      request.url = '/';
-    });
+    startRequestLog(root)(request, response);
+    // What express does for `app.use('/v1/chat/completions', handler)` while the handler runs.
+    request.url = '/';
     response.writableEnded = true;
     response.emit('finish');
     await flush();
@@ -178,7 +175,7 @@ describe(requestLoggerOf.name, () => {
   it("gives the request's lines its id, and the fallback outside a request", async () => {
     const { root, records } = capture();
     const { request, response } = exchange('/v1/chat/completions');
-    requestLogMiddleware(root)(request, response, () => undefined);
+    startRequestLog(root)(request, response);
     const logger = requestLoggerOf(request, root);
     expect(requestLoggerOf(request, root)).toBe(logger);
     logger.info({ event: 'chat_completion' }, 'chat_completion');

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -76,10 +76,11 @@ export function adoptableRequestId(header: string | string[] | undefined): strin
 /**
  * First in the chain: the arrival time (its headers read, its body not yet), the request id (the
  * caller's `x-request-id` when it is a plain bounded token, else a new UUID), echoed as
- * `x-request-id`, and the access line once the response finished or the client left.
+ * `x-request-id`, and the access line once the response finished or the client left. A step of
+ * `entryMiddleware` (common/http), which always goes on.
  */
-export function requestLogMiddleware(root: Logger): RequestHandler {
-  return (request, response, next) => {
+export function startRequestLog(root: Logger): (request: Request, response: Response) => true {
+  return (request, response) => {
     const arrivedAt = Date.now();
     const id = adoptableRequestId(request.headers['x-request-id']) ?? randomUUID();
     const logged = request as LoggedRequest;
@@ -93,7 +94,7 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
     const probe = url.startsWith('/health');
     if (!probe || root.isLevelEnabled('debug'))
       logAccessWhenDone(response, new AccessLine(logged, root, id, url, probe, arrivedAt));
-    next();
+    return true;
   };
 }
 
