@@ -89,7 +89,7 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
     new OutputValidator(),
     new ConversationAliases(),
   );
-  const command = (body: Record<string, unknown>, signal = new AbortController().signal): ChatCommand => {
+  const command = (body: Record<string, unknown>, client = new AbortController()): ChatCommand => {
     const conversation = conversationIdOf({ body, headers: {}, scope: undefined });
     return {
       request: parseChatBody(body, 'gpt-5.6-sol'),
@@ -98,7 +98,7 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
       queueKey: queueKey(config.agentQueue.keyMode, { body, headers: {}, caller: 'anonymous', conversation }),
       requestId: 'req-1',
       logger,
-      signal,
+      client,
       arrivedAt: Date.now(),
     };
   };
@@ -246,7 +246,7 @@ describe(ChatOrchestrator.name, () => {
       return { outcome: { clientGone: true, toolCalls: 0 }, result: undefined };
     };
     await orchestrator.run(
-      command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }, client.signal),
+      command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }, client),
       leaves,
     );
     expect(adapter.pulled).toBe(0);
@@ -314,7 +314,7 @@ describe(ChatOrchestrator.name, () => {
     const first = orchestrator.run(command(toolTurn), readAll);
     const client = new AbortController();
     const reason = new Error('client disconnected');
-    const second = orchestrator.run(command(toolTurn, client.signal), readAll);
+    const second = orchestrator.run(command(toolTurn, client), readAll);
     client.abort(reason);
     await expect(second).rejects.toBe(reason);
     accept();
@@ -330,7 +330,7 @@ describe(ChatOrchestrator.name, () => {
     const first = orchestrator.run(command(toolTurn), readAll);
     const client = new AbortController();
     const reason = new GatewayError('draining');
-    const second = orchestrator.run(command(toolTurn, client.signal), readAll);
+    const second = orchestrator.run(command(toolTurn, client), readAll);
     client.abort(reason);
     await expect(second).rejects.toBe(reason);
     accept();

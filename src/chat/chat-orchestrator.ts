@@ -42,11 +42,12 @@ export interface ChatCommand {
   /** The request's logger: its lines carry the request id. */
   readonly logger: EventLogger;
   /**
-   * Aborted when the client leaves: the turn is canceled at once and recorded as 499. Also aborted
-   * by the drain deadline, with the `draining` GatewayError as its reason: the turn is canceled
-   * the same way, but that error is answered and recorded (clientLeft tells the two apart).
+   * The request's one controller. Aborted when the client leaves: the turn is canceled at once and
+   * recorded as 499. Also aborted by the drain deadline, with the `draining` GatewayError as its
+   * reason, and by the turn at its own deadline, with `timeout`: the turn is ended the same way,
+   * but that error is answered and recorded (clientLeft tells them apart).
    */
-  readonly signal: AbortSignal;
+  readonly client: AbortController;
   /** Epoch ms the request arrived, its body not yet read (arrivalOf): what duration and time to first token count from. */
   readonly arrivedAt: number;
 }
@@ -113,7 +114,8 @@ export class ChatOrchestrator {
     });
     // One async function from the front end to the adapter (the turn and its failure), not one per step.
     try {
-      const { request, signal, requestId, logger } = command;
+      const { request, client, requestId, logger } = command;
+      const { signal } = client;
       const route = this.registry.resolve(request.model, {
         reasoningEffort: request.reasoningEffort,
         verbosity: request.verbosity,
@@ -162,7 +164,7 @@ export class ChatOrchestrator {
           responseFormat: parameters.responseFormat,
           conversationId: this.aliases.upstreamIdentity(command.conversation).value,
         };
-        const context = new TurnContext(signal, requestId, logger, telemetry);
+        const context = new TurnContext(client, requestId, logger, telemetry);
         const { adapter } = route;
         let seen: AsyncIterable<ChatEvent>;
         if (json || choice) {
@@ -210,7 +212,7 @@ export class ChatOrchestrator {
         slot.release();
       }
     } catch (thrown) {
-      throw this.failed(thrown, command.signal, telemetry);
+      throw this.failed(thrown, command.client.signal, telemetry);
     }
   }
 
@@ -434,12 +436,16 @@ class ObservedEvents implements PolledEvents {
 
 /** The adapter's call context: what it reports of the upstream side goes to the turn's telemetry (methods, not closures). */
 class TurnContext implements CallContext {
+  readonly signal: AbortSignal;
+
   constructor(
-    readonly signal: AbortSignal,
+    readonly controller: AbortController,
     readonly requestId: string,
     readonly logger: EventLogger,
     private readonly telemetry: ChatTelemetry,
-  ) {}
+  ) {
+    this.signal = controller.signal;
+  }
 
   retried(code: string): void {
     this.telemetry.upstreamRetry(code);

@@ -53,7 +53,7 @@ export class ChatController {
     const client = abortOnClientDisconnect(response);
     let command: ChatCommand;
     try {
-      command = this.commandOf(request, client.signal);
+      command = this.commandOf(request, client);
     } catch (error) {
       throw this.chat.rejected(error, requestLoggerOf(request, this.rootLogger), arrivalOf(request));
     }
@@ -69,7 +69,7 @@ export class ChatController {
   }
 
   /** The request as the orchestrator takes it; throws `invalid_request` for an invalid body. */
-  private commandOf(request: Request, signal: AbortSignal): ChatCommand {
+  private commandOf(request: Request, client: AbortController): ChatCommand {
     const parsed = parseChatBody(request.body, this.catalog.defaultModel);
     const body = request.body as Record<string, unknown>;
     const caller = callerOf(request, this.config.server.callerHeader);
@@ -82,7 +82,7 @@ export class ChatController {
       queueKey: queueKey(this.config.agentQueue.keyMode, { body, headers: request.headers, caller, conversation }),
       requestId: String((request as Request & { id?: unknown }).id ?? ''),
       logger: requestLoggerOf(request, this.rootLogger),
-      signal,
+      client,
       arrivedAt: arrivalOf(request),
     };
   }
@@ -92,7 +92,7 @@ export class ChatController {
     return (events) =>
       writeChatStream(writer, events, new ChunkFactory(command.request.model), this.collector(command), {
         includeUsage: command.request.includeUsage,
-        signal: command.signal,
+        signal: command.client.signal,
       }).then(streamRendered);
   }
 
@@ -107,7 +107,7 @@ export class ChatController {
       );
       return {
         outcome: {
-          clientGone: clientLeft(command.signal),
+          clientGone: clientLeft(command.client.signal),
           finishReason: completion.finishReason,
           toolCalls: completion.toolCalls,
           firstToolCallId: completion.firstToolCallId,

@@ -72,6 +72,12 @@ export type CheckedRequest = Pick<ChatRequest, 'model' | 'messages' | 'tools' | 
 export interface CallContext {
   /** Required: aborted on client disconnect, deadline or drain timeout. */
   readonly signal: AbortSignal;
+  /**
+   * The controller behind `signal`, handed over when the request ends with the turn (the chat
+   * route): the turn ends it with its own reason (its deadline) instead of linking a second one.
+   * The route tells that apart from the client's leaving by the reason (`clientLeft`).
+   */
+  readonly controller?: AbortController;
   readonly requestId: string;
   readonly logger: EventLogger;
   /** Absolute deadline (epoch ms) beyond the adapter's own turn timeout, e.g. structured deadline_ms. */

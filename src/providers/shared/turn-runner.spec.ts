@@ -529,6 +529,50 @@ describe('runTurn', () => {
     }
   });
 
+  describe("with the request's own controller (the chat route's)", () => {
+    const shared = (setupOf: ReturnType<typeof setup>) => ({
+      ...setupOf.options().context,
+      controller: setupOf.client,
+    });
+
+    it('ends it at the deadline with its timeout: the turn signal is the request signal, and no cancel is logged', async () => {
+      const { family, opened } = fakeFamily([['ok', 'text', 'hang']]);
+      const setupOf = setup();
+      const turn = await runTurn(family, setupOf.options({ timeoutMs: 20, context: shared(setupOf) }));
+      const seen = await drain(turn.events);
+      expect(seen[1]).toMatchObject({ type: 'error', error: { code: 'timeout' } });
+      expect(setupOf.client.signal.reason).toBe((seen[1] as { error: unknown }).error);
+      expect(opened[0].closedWith).toBe('timeout');
+      expect(setupOf.events('upstream_canceled')).toEqual([]);
+      expect(setupOf.closed).toHaveBeenCalledTimes(1);
+    });
+
+    it('rejects with the timeout, not a cancel, when the deadline passes before acceptance', async () => {
+      const { family, opened } = fakeFamily([['hang']]);
+      const setupOf = setup();
+      await expect(runTurn(family, setupOf.options({ timeoutMs: 20, context: shared(setupOf) }))).rejects.toMatchObject(
+        { code: 'timeout' },
+      );
+      expect(opened[0].closedWith).toBe('timeout');
+      expect(setupOf.events('upstream_canceled')).toEqual([]);
+    });
+
+    it("passes the client's abort through as is and logs upstream_canceled", async () => {
+      const { family, opened } = fakeFamily([['ok', 'text', 'hang']]);
+      const setupOf = setup();
+      const turn = await runTurn(family, setupOf.options({ context: shared(setupOf) }));
+      const iterator = turn.events[Symbol.asyncIterator]();
+      await iterator.next();
+      const pending = iterator.next();
+      const reason = new ClientDisconnectedError();
+      setupOf.client.abort(reason);
+      await expect(pending).rejects.toBe(reason);
+      expect(opened[0].closedWith).toBe('canceled');
+      expect(setupOf.events('upstream_canceled')).toHaveLength(1);
+      expect(setupOf.closed).toHaveBeenCalledTimes(1);
+    });
+  });
+
   it('passes the client abort through as is, closes the attempt as canceled and logs upstream_canceled', async () => {
     const { family, opened } = fakeFamily([['ok', 'text', 'hang']]);
     const { options, client, events, closed } = setup();

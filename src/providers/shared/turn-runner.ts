@@ -235,7 +235,7 @@ export function transportFailure(provider: ProviderId, error: unknown): GatewayE
  * The state of one turn, kept cheap because a gateway holds thousands of open streams: one
  * object that is itself the listener on the client's signal (`handleEvent`) and the client's
  * events (`next`, `poll`), one generator, one AbortController (the turn's signal every wait of
- * its attempts listens to) and one timer, for the idle bound or the deadline, whichever ends
+ * its attempts listens to: the request's own when the context hands it over) and one timer, for the idle bound or the deadline, whichever ends
  * first, whose callback is a module function given the turn.
  *
  * The generator decides everything: retries, moves, failures, the end. While it waits on its
@@ -255,7 +255,15 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
   private kept?: FrameStep;
   /** What the family is told about the current attempt; set when it starts, before anything can fail. */
   private info?: AttemptInfo<L>;
-  private readonly controller = new AbortController();
+  /**
+   * Behind the turn's signal: the context's (the request's, which the turn then ends with its own
+   * reason) or the turn's own, linked to the context's signal.
+   */
+  private readonly controller: AbortController;
+  /** The turn ended its signal itself (its deadline, or silence while opening): not the client, not the drain. */
+  private endedItself = false;
+  /** The signal ended and the turn stopped for it (timer cleared, listener removed): once, whoever ended it. */
+  private stopped = false;
   private readonly deadlineAt: number;
   /**
    * The turn's one timer: armed for the idle bound while that ends before the deadline (re-armed
@@ -288,8 +296,11 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     const { timeoutMs, context } = options;
     this.clock = options.clock ?? SYSTEM_RETRY_CLOCK;
     this.deadlineAt = Math.min(timeoutMs > 0 ? this.clock.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
-    if (context.signal.aborted) this.controller.abort(context.signal.reason);
-    else context.signal.addEventListener('abort', this);
+    this.controller = context.controller ?? new AbortController();
+    if (context.signal.aborted) {
+      this.stopped = true;
+      if (!this.controller.signal.aborted) this.controller.abort(context.signal.reason);
+    } else context.signal.addEventListener('abort', this);
     this.armTimer();
     this.run = this.steps() as UpstreamTurn<L, F, A, R>['run'];
   }
@@ -381,6 +392,11 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     this.abort(this.options.context.signal.reason);
   }
 
+  /** The client left or the gateway ended the request (the drain deadline); not the turn's own end. */
+  private clientEnded(): boolean {
+    return this.options.context.signal.aborted && !this.endedItself;
+  }
+
   /**
    * Arms the turn's timer from now: for the idle bound when that ends before the deadline, else
    * for the deadline. Called when the turn starts and at every wait on the upstream; the common
@@ -426,7 +442,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     const { timeoutMs, context } = this.options;
     const own = this.deadlineAt === context.deadlineAt;
     const setting = (isFamilyId(provider) && familyOf(provider).timeoutSetting) || "the family's turn timeout";
-    this.abort(
+    this.endItself(
       new GatewayError('timeout', {
         detail: `${provider}: the turn's deadline passed (${own ? "the request's own deadline" : `${setting}, ${timeoutMs} ms`})`,
         fix: own
@@ -446,7 +462,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     if (this.rejectRead) this.failRead(silence);
     // Silence while opening (a hung token endpoint, handshake or first answer) ends the turn: the
     // signal stops what the family awaits, and a timeout is not retried anyway.
-    else if (this.openingAttempt) this.abort(silence);
+    else if (this.openingAttempt) this.endItself(silence);
   }
 
   /**
@@ -457,13 +473,22 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
    * something the signal ends (open, a retry's sleep) and closes on its own.
    */
   private abort(reason: unknown): void {
-    if (this.controller.signal.aborted) return;
+    if (this.stopped) return;
+    this.stopped = true;
     clearTimeout(this.timer);
     this.timerFor = 'none';
     this.options.context.signal.removeEventListener('abort', this);
-    this.controller.abort(reason);
+    // Already aborted when it is the request's own controller and the client ended it.
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
     if (this.rejectRead) this.failRead(reason);
-    else if (this.suspended) this.close(this.options.context.signal.aborted ? 'canceled' : 'timeout');
+    else if (this.suspended) this.close(this.clientEnded() ? 'canceled' : 'timeout');
+  }
+
+  /** The turn ends its signal with its own reason (a `timeout`). */
+  private endItself(reason: GatewayError): void {
+    if (this.stopped) return;
+    this.endedItself = true;
+    this.abort(reason);
   }
 
   private async *steps(): AsyncGenerator<ChatEvent | typeof ACCEPTED> {
@@ -602,14 +627,14 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
       this.log('upstream_attempt_failed', this.causeOf(failure));
       yield* this.endWith(failure);
     } finally {
-      this.close(this.options.context.signal.aborted ? 'canceled' : 'done');
+      this.close(this.clientEnded() ? 'canceled' : 'done');
     }
   }
 
   /** The error `runTurn` rejects with: the client's reason as is, else the final classified failure (logged). */
   rejected(error: unknown): unknown {
-    this.close(this.options.context.signal.aborted ? 'canceled' : 'failed');
-    if (this.options.context.signal.aborted) return this.options.context.signal.reason ?? error;
+    this.close(this.clientEnded() ? 'canceled' : 'failed');
+    if (this.clientEnded()) return this.options.context.signal.reason ?? error;
     const failure = error instanceof GatewayError ? error : this.failureOf(error);
     this.log('upstream_turn_failed', this.causeOf(failure));
     return failure;
@@ -625,7 +650,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     this.options.context.signal.removeEventListener('abort', this);
     const { signal } = this.options.context;
     // The client left, or the gateway ended the turn (the drain deadline: its code is named).
-    if (reason === 'canceled' && signal.aborted)
+    if (reason === 'canceled' && this.clientEnded())
       this.log('upstream_canceled', {
         error_code: signal.reason instanceof GatewayError ? signal.reason.code : undefined,
       });
@@ -705,8 +730,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
 
   /** The client's abort passes through as is; the deadline is `timeout`; anything else is classified. */
   private failureOf(error: unknown): GatewayError {
-    const { signal } = this.options.context;
-    if (signal.aborted) throw signal.reason ?? error;
+    if (this.clientEnded()) throw this.options.context.signal.reason ?? error;
     if (this.signal.aborted) return this.signal.reason as GatewayError;
     if (error instanceof GatewayError) return error;
     return this.classified(error);
