@@ -62,6 +62,14 @@ const refusedAnswer: FakeReply = {
   stopReason: 'refusal',
 };
 
+/** A text answer the API stopped at the output limit (`stop_reason: "max_tokens"`). */
+const cutAnswer = (text: string, outputTokens: number): FakeReply => ({
+  type: 'stream',
+  blocks: [{ kind: 'text', deltas: [text] }],
+  stopReason: 'max_tokens',
+  usage: { input_tokens: 10, output_tokens: outputTokens },
+});
+
 const CASES: Record<string, CaptureCase> = {
   text: { replies: [textReply(['Hel', 'lo'])] },
   thinking: {
@@ -243,6 +251,20 @@ const CASES: Record<string, CaptureCase> = {
   },
   // The new answer is thinking only too: the CLI asks no third time, and the run succeeds without text.
   'thinking-only-twice': { replies: [thinkingOnlyReply(['Pon', 'dering'])] },
+  // An answer cut at the output limit: the CLI asks the model to resume, and the next message continues it.
+  'max-tokens-resumed': {
+    replies: [cutAnswer('First half, ', 900), textReply('second half.', { input_tokens: 14, output_tokens: 4 })],
+  },
+  // Cut every time: after three resumes the CLI ends the run with an error result (`max_output_tokens`).
+  'max-tokens-exhausted': {
+    replies: [
+      cutAnswer('Part 1. ', 9),
+      cutAnswer('Part 2. ', 9),
+      cutAnswer('Part 3. ', 9),
+      cutAnswer('Part 4. ', 9),
+      textReply('never asked'),
+    ],
+  },
 };
 
 async function capture(

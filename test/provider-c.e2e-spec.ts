@@ -1143,6 +1143,87 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
   });
 
+  describe('docs/upstream/provider-c.md §8.2 an answer cut at the output limit (stop_reason "max_tokens"), which the CLI asks to resume', () => {
+    const cut = (text: string, output_tokens: number) =>
+      stream([{ kind: 'text', deltas: [text] }], {
+        stopReason: 'max_tokens',
+        usage: { input_tokens: 10, output_tokens },
+      });
+
+    it.concurrent(
+      "resumed once: both messages' text, the last message's finish, and the usage of both, streamed and not; two API calls",
+      async () => {
+        const replies = () => [
+          cut('first half, ', 900),
+          stream([{ kind: 'text', deltas: ['second half.'] }], { usage: { input_tokens: 12, output_tokens: 4 } }),
+        ];
+        const usage = { prompt_tokens: 22, completion_tokens: 904, total_tokens: 926 };
+        const streamed = scripted(replies());
+        const result = await streamChat(gateway, {
+          messages: streamed.messages,
+          stream_options: { include_usage: true },
+        });
+        expect(result.status).toBe(200);
+        expect(contents(result)).toEqual(['first half, ', 'second half.']);
+        expect(finishReason(result)).toBe('stop');
+        expect(result.chunks.at(-1)!.usage).toMatchObject(usage);
+        expect(api.messages(streamed.marker)).toHaveLength(2);
+        const plain = scripted(replies());
+        const body = (await (await postChat(gateway, { messages: plain.messages })).json()) as any;
+        expect(body.choices[0]).toMatchObject({
+          message: { content: 'first half, second half.' },
+          finish_reason: 'stop',
+        });
+        expect(body.usage).toMatchObject(usage);
+        expect(api.messages(plain.marker)).toHaveLength(2);
+      },
+    );
+
+    it.concurrent(
+      'cut every time: the CLI gives up after three resumes, and the client gets every message, finish_reason length and their usage, never an error nor a retry',
+      async () => {
+        const replies = () => [
+          cut('part 1. ', 9),
+          cut('part 2. ', 9),
+          cut('part 3. ', 9),
+          cut('part 4. ', 9),
+          textReply('never asked'),
+        ];
+        const usage = { prompt_tokens: 40, completion_tokens: 36, total_tokens: 76 };
+        const streamed = scripted(replies());
+        const result = await streamChat(gateway, {
+          messages: streamed.messages,
+          stream_options: { include_usage: true },
+        });
+        expect(result.status).toBe(200);
+        expect(contents(result)).toEqual(['part 1. ', 'part 2. ', 'part 3. ', 'part 4. ']);
+        expect(finishReason(result)).toBe('length');
+        expect(result.chunks.at(-1)!.usage).toMatchObject(usage);
+        expect(result.raw).not.toContain('"error"');
+        expect(result.done).toBe(true);
+        expectNoCliText(result);
+        expect(api.messages(streamed.marker)).toHaveLength(4);
+        expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+          expect.objectContaining({ status: 200, finish_reason: 'length' }),
+        ]);
+        const plain = scripted(replies());
+        const response = await postChat(gateway, { messages: plain.messages });
+        expect(response.status).toBe(200);
+        const raw = await response.text();
+        expectNoCliText(raw);
+        const body = JSON.parse(raw);
+        expect(body.choices[0]).toMatchObject({
+          message: { content: 'part 1. part 2. part 3. part 4. ' },
+          finish_reason: 'length',
+        });
+        expect(body.usage).toMatchObject(usage);
+        expect(api.messages(plain.marker)).toHaveLength(4);
+        expect(recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
+      },
+    );
+  });
+
   describe('client disconnect', () => {
     it.concurrent('ends the child within 3 s and the fake API sees its connection close', async () => {
       const { marker, messages } = scripted([stream([{ kind: 'text', deltas: ['partial'] }], { hang: true })]);

@@ -844,9 +844,12 @@ describe(translateLine.name, () => {
       ]);
     });
 
-    it('an answer without text cut at max_tokens is continued, not asked again: the next message goes on after it', () => {
+    it('an answer without text cut at max_tokens is continued, not asked again: the next message goes on after it, and the client gets the usage of both', () => {
       const lines = editMessage(fixture('thinking-only-asked-again'), 0, undefined, 'max_tokens');
       const result = translateLines(lines);
+      expect(result.events.filter((event) => event.type === 'usage')).toEqual([
+        { type: 'usage', usage: { promptTokens: 24, completionTokens: 12, totalTokens: 36, cachedPromptTokens: 0 } },
+      ]);
       expect(withoutUsage(result.events)).toEqual([
         { type: 'reasoning-delta', text: 'Pon' },
         { type: 'reasoning-delta', text: 'dering' },
@@ -1066,6 +1069,72 @@ describe(translateLine.name, () => {
     );
     expect(fromMessage).toMatchObject(classified);
     expect(fromMessage.upstream).toEqual({ type: 'rate_limit_error', message: 'Limit reached' });
+  });
+
+  describe('an answer cut at the output limit: stop_reason "max_tokens" (docs/upstream/provider-c.md §8.2)', () => {
+    const usage = (promptTokens: number, completionTokens: number) => ({
+      type: 'usage',
+      usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedPromptTokens: 0 },
+    });
+    const PARTS = ['Part 1. ', 'Part 2. ', 'Part 3. ', 'Part 4. '].map((text) => ({ type: 'text-delta', text }));
+    const LENGTH = { type: 'finish', reason: 'length' };
+
+    it('the real lines: the CLI asks the model to resume with a note, three times at most, then ends with an error result', () => {
+      const resumed = fixture('max-tokens-resumed').map((entry) => JSON.parse(entry));
+      expect(resumed.filter((message) => message.event?.type === 'message_start')).toHaveLength(2);
+      expect(resumed.find((message) => message.type === 'user')).toMatchObject({
+        isSynthetic: true,
+        message: { content: [{ type: 'text', text: expect.stringContaining('Output token limit hit') }] },
+      });
+      expect(resumed.at(-1)).toMatchObject({ type: 'result', subtype: 'success', num_turns: 2 });
+      const exhausted = fixture('max-tokens-exhausted').map((entry) => JSON.parse(entry));
+      expect(exhausted.filter((message) => message.event?.type === 'message_start')).toHaveLength(4);
+      expect(exhausted.filter((message) => message.type === 'user')).toHaveLength(3);
+      expect(exhausted.find((message) => message.is_api_error_message)).toMatchObject({
+        error: 'max_output_tokens',
+        api_error: 'max_output_tokens',
+        message: { model: '<synthetic>' },
+      });
+      expect(exhausted.at(-1)).toMatchObject({
+        type: 'result',
+        is_error: true,
+        api_error: 'max_output_tokens',
+        terminal_reason: 'api_error',
+        num_turns: 4,
+      });
+    });
+
+    it("resumed: both messages' text, the last one's finish, and the usage of both for the client (nothing billed beside it)", () => {
+      for (const holdUntilEnd of [false, true]) {
+        const result = translateLines(fixture('max-tokens-resumed'), { holdUntilEnd });
+        expect(result.events).toEqual([
+          { type: 'text-delta', text: 'First half, ' },
+          { type: 'text-delta', text: 'second half.' },
+          usage(24, 904),
+          { type: 'finish', reason: 'stop' },
+        ]);
+        expect(result.steps.at(-1)).toMatchObject({
+          terminal: true,
+          billed: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+        });
+      }
+    });
+
+    it('resumed, the turn ended before the result line (a stop sequence): the usage seen already counts the message it continued', () => {
+      const lines = fixture('max-tokens-resumed');
+      const result = translateLines(lines.slice(0, -1));
+      expect(result.events.filter((event) => event.type === 'usage')).toEqual([usage(24, 904)]);
+    });
+
+    it("given up after three resumes: an answer, not an error: every message's text, finish length and the usage of all four; the CLI's words are nowhere", () => {
+      for (const holdUntilEnd of [false, true]) {
+        const result = translateLines(fixture('max-tokens-exhausted'), { holdUntilEnd });
+        expect(result.end).toMatchObject({ terminal: true, accepted: true });
+        expect(result.end?.unclassified).toBeUndefined();
+        expect(result.events).toEqual([...PARTS, usage(40, 36), LENGTH]);
+        expect(JSON.stringify(result.events)).not.toContain('API Error');
+      }
+    });
   });
 
   describe('a refused answer: stop_reason "refusal" (docs/upstream/provider-c.md §8.2)', () => {

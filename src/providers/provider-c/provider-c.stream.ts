@@ -88,6 +88,16 @@ export interface ProviderCStreamState {
   cliVersion?: string;
   /** Usage merged from message_start / message_delta, used when the result line has none. */
   streamedUsage: StreamJsonUsage;
+  /**
+   * The streamed message that just ended at the output limit (`max_tokens`), with its usage: the
+   * CLI asks the model to resume, so a next `message_start` continues it (docs/upstream/provider-c.md §8.1).
+   */
+  cutAtLimit?: StreamJsonUsage;
+  /**
+   * The summed usage of the messages a later message continued after the output limit: their text
+   * went to the client, so their usage is the client's too, beside the last message's.
+   */
+  continuedUsage?: StreamJsonUsage;
   /** The ids of the API messages the run answered with, streamed or not. */
   readonly messageIds: Set<string>;
   /**
@@ -192,7 +202,7 @@ export function translateLine(message: JsonObject, state: ProviderCStreamState, 
   // The CLI's refusal retry is switched off (provider-c.child-env.ts); should a CLI ask again all
   // the same, its new answer is no part of this turn, which ends now (the child is stopped).
   if (state.answerRefused && line?.type === 'stream_event' && line.event?.type === 'message_start')
-    return { ...finishStep(state, state.streamedUsage), accepted: true };
+    return { ...finishStep(state, withContinued(state, state.streamedUsage)), accepted: true };
   const events = translateMessage(line, state);
   if (!state.accepted && events.some(isModelOutput)) state.accepted = true;
   const failure = state.restarts.diverged ? state.restarts.restartFailure() : undefined;
@@ -238,6 +248,8 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
         state.messageIds.add(message.id);
       }
       state.unstreamedUsage = undefined;
+      if (state.cutAtLimit) state.continuedUsage = addUsage(state.continuedUsage, state.cutAtLimit);
+      state.cutAtLimit = undefined;
       if (state.unanswered) askedAgain(state.unanswered, state);
       state.unanswered = undefined;
       state.openMessage = { id: message.id, start: startOf(undefined, state), blocks: new Map(), wroteText: false };
@@ -286,7 +298,19 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
  * last usage event and the one the client and the metrics keep (docs/upstream/provider-c.md §8.1).
  */
 function provisionalUsage(state: ProviderCStreamState): ChatEvent {
-  return { type: 'usage', usage: toUsageEvent(state.streamedUsage) };
+  return { type: 'usage', usage: toUsageEvent(withContinued(state, state.streamedUsage)) };
+}
+
+/** A message's usage plus that of the messages it continued after the output limit. */
+function withContinued(state: ProviderCStreamState, usage: StreamJsonUsage): StreamJsonUsage {
+  return state.continuedUsage ? addUsage(state.continuedUsage, usage) : usage;
+}
+
+function addUsage(a: StreamJsonUsage | undefined, b: StreamJsonUsage): StreamJsonUsage {
+  const sum: StreamJsonUsage = { ...a };
+  for (const [key, value] of Object.entries(b) as [keyof StreamJsonUsage, number | undefined][])
+    if (value !== undefined) sum[key] = (sum[key] ?? 0) + value;
+  return sum;
 }
 
 function noteBlockStart(index: number, type: string | undefined, state: ProviderCStreamState): void {
@@ -364,6 +388,8 @@ function endMessage(abandoned: AbandonedBlocks | undefined, state: ProviderCStre
     state.unanswered = open.start;
     return [];
   }
+  // Cut at the output limit: the CLI asks the model to resume, and what this message sent stays.
+  if (!rewound && state.stopReason === 'max_tokens') state.cutAtLimit = { ...state.streamedUsage };
   const calls = state.restarts.messageEnded(rewound);
   if (state.stopReason !== 'refusal') return calls;
   state.answerRefused = true;
@@ -416,6 +442,13 @@ function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun):
     state.accepted = true;
     return { ...finishStep(state, ...resultUsage(line, state)), accepted: true };
   }
+  // The CLI resumed an answer cut at the output limit three times and gave up (an error result,
+  // `api_error: "max_output_tokens"`): what the model wrote is the answer, cut, never a failure.
+  if (isOutputLimitResult(line, state)) {
+    state.stopReason = 'max_tokens';
+    state.accepted = true;
+    return { ...finishStep(state, ...resultUsage(line, state)), accepted: true };
+  }
   if (line.is_error === true || subtype.startsWith('error')) {
     const report = errorReport(line, state);
     const stderr = run.stderr();
@@ -428,16 +461,29 @@ function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun):
 }
 
 /**
+ * Claude Code 2.1.332 ends a run whose answer kept stopping at the output limit with a synthetic
+ * `assistant` line and an error `result`, both `api_error: "max_output_tokens"` (the line also
+ * `error: "max_output_tokens"`), `terminal_reason: "api_error"`, exit 1 (docs/upstream/provider-c.md §8.2).
+ */
+function isOutputLimitResult(line: ResultLine, state: ProviderCStreamState): boolean {
+  const marker = 'max_output_tokens';
+  const earlier = state.apiFailure;
+  return line.api_error === marker || earlier?.apiError === marker || earlier?.error === marker;
+}
+
+/**
  * The result line's usage is the sum over every API call of the run. One call: it is the
- * answer's. More (the CLI asked again after a broken stream, or ran turns): the client is told the
- * delivered message's, from its stream or, when it was not streamed, its `assistant` line, and the
- * rest of the sum is billed for the token counters only (docs/upstream/provider-c.md §8.1).
+ * answer's. More (the CLI asked again after a broken stream or an answer without text, or resumed
+ * one cut at the output limit): the client is told the delivered messages', the last one's from
+ * its stream or, when it was not streamed, its `assistant` line, plus those it continued after the
+ * output limit; the rest of the sum (messages given up) is billed for the token counters only
+ * (docs/upstream/provider-c.md §8.1).
  */
 function resultUsage(line: ResultLine, state: ProviderCStreamState): [StreamJsonUsage, UsageEvent?] {
   const sum = line.usage;
-  if (!sum) return [state.streamedUsage];
+  if (!sum) return [withContinued(state, state.streamedUsage)];
   if (state.messageIds.size <= 1 && (line.num_turns ?? 1) <= 1) return [sum];
-  const delivered = state.unstreamedUsage ?? state.streamedUsage;
+  const delivered = withContinued(state, state.unstreamedUsage ?? state.streamedUsage);
   const [total, answer] = [toUsageEvent(sum), toUsageEvent(delivered)];
   const rest = (a: number | undefined, b: number | undefined) => Math.max(0, (a ?? 0) - (b ?? 0));
   return [
@@ -453,7 +499,7 @@ function resultUsage(line: ResultLine, state: ProviderCStreamState): [StreamJson
 
 /** docs/upstream/provider-c.md §6: exit status 0 without a `result` line: flush, usage from what was seen, finish. */
 export function endWithoutResult(state: ProviderCStreamState): FrameStep {
-  return finishStep(state, state.streamedUsage);
+  return finishStep(state, withContinued(state, state.streamedUsage));
 }
 
 /**
