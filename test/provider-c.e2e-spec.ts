@@ -16,6 +16,7 @@ import {
   toolFrames,
 } from './support/chat-sse';
 import type { ChildGateway } from './support/child-gateway';
+import { ConnectProxy } from './support/connect-proxy';
 import { spawnGateway } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -1389,6 +1390,40 @@ describe("provider_c with the real Claude Code CLI and the children's TMPDIR poi
             : [entry.name],
         );
     expect(left(scratch)).toEqual([]);
+  });
+});
+
+describe('provider_c with the real Claude Code CLI behind an egress proxy (HTTPS_PROXY)', () => {
+  let proxyHome: string;
+  let proxy: ConnectProxy;
+  let proxyGateway: TestGateway;
+
+  beforeAll(async () => {
+    proxyHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-proxy-home-'));
+    proxy = await ConnectProxy.start();
+    proxyGateway = await startGateway({
+      ...realClaudeGatewaySettings(api.baseUrl, proxyHome),
+      HTTPS_PROXY: proxy.url,
+      HTTP_PROXY: proxy.url,
+      ALL_PROXY: proxy.url,
+      NO_PROXY: '127.0.0.1,localhost',
+    });
+  });
+
+  afterAll(async () => {
+    await proxyGateway?.close();
+    await proxy?.close();
+    fs.rmSync(proxyHome, { recursive: true, force: true });
+  });
+
+  it("docs/upstream/provider-c.md §3.2 the child talks to the API base URL only: no telemetry, error report or update check through the proxy, no telemetry file in the login's config directory", async () => {
+    const { marker, messages } = scripted([textReply('hello')]);
+    const result = await streamChat(proxyGateway, { messages });
+    expect(contents(result)).toEqual(['hello']);
+    await waitFor(() => proxyGateway.logs.records('provider_c_process_exit').length === 1, 3000);
+    expect(api.messages(marker)).toHaveLength(1);
+    expect(proxy.connections()).toEqual([]);
+    expect(fs.existsSync(path.join(proxyHome, '.claude', 'telemetry'))).toBe(false);
   });
 });
 

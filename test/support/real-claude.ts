@@ -48,8 +48,9 @@ export function realClaudeGatewaySettings(apiBaseUrl: string, home: string): Rec
 /**
  * Environment for the real CLI (handed to it through the gateway, which passes its environment to
  * the child): a private `HOME`, the fake Messages API as `ANTHROPIC_BASE_URL`, a login token unless
- * `loggedIn` is false, everything non-essential switched off, and every proxy pointed at a
- * refusing loopback port so a stray request dies on loopback instead of leaving the machine.
+ * `loggedIn` is false, and every proxy pointed at a refusing loopback port so a stray request dies
+ * on loopback instead of leaving the machine. The CLI's telemetry and other non-essential traffic
+ * are left to the gateway's own defaults (`claudeChildEnvironment`), which the specs thereby run.
  */
 export function realClaudeEnvironment(options: {
   readonly apiBaseUrl: string;
@@ -61,10 +62,6 @@ export function realClaudeEnvironment(options: {
     HOME: options.home,
     ANTHROPIC_BASE_URL: options.apiBaseUrl,
     ...(options.loggedIn === false ? {} : { CLAUDE_CODE_OAUTH_TOKEN: FAKE_OAUTH_TOKEN }),
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_ERROR_REPORTING: '1',
     HTTPS_PROXY: deadEnd,
     HTTP_PROXY: deadEnd,
     ALL_PROXY: deadEnd,

@@ -1,4 +1,8 @@
-import { CLAUDE_SESSION_VARIABLES, claudeChildEnvironment } from './provider-c.child-env';
+import {
+  CLAUDE_SESSION_VARIABLES,
+  claudeChildEnvironment,
+  NONESSENTIAL_TRAFFIC_SWITCHES,
+} from './provider-c.child-env';
 
 describe(claudeChildEnvironment.name, () => {
   it('removes CLAUDECODE and its kin but keeps the login variables and everything else', () => {
@@ -15,7 +19,23 @@ describe(claudeChildEnvironment.name, () => {
       CLAUDE_CODE_MAX_RETRIES: '0',
       CLAUDE_CODE_DISABLE_REFUSAL_RETRY: '1',
       CLAUDE_CODE_DISABLE_REFUSAL_FALLBACK: '1',
+      ...NONESSENTIAL_TRAFFIC_SWITCHES,
     });
+  });
+
+  it("turns the CLI's telemetry, error reports, update checks and other non-essential traffic off unless the operator chose a value", () => {
+    expect(claudeChildEnvironment({})).toMatchObject({
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      DISABLE_AUTOUPDATER: '1',
+    });
+    const chosen = {
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '',
+      DISABLE_TELEMETRY: '0',
+      DISABLE_ERROR_REPORTING: '0',
+    };
+    expect(claudeChildEnvironment(chosen)).toMatchObject({ ...chosen, DISABLE_AUTOUPDATER: '1' });
   });
 
   it("turns the CLI's own API retries off unless the operator chose a value", () => {

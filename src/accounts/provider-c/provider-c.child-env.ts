@@ -40,11 +40,29 @@ const REFUSAL_SWITCHES = {
   CLAUDE_CODE_DISABLE_REFUSAL_FALLBACK: '1',
 } as const;
 
-/** The child's environment: the gateway's (already without secrets, docs/upstream/provider-c.md §3.2) minus the session kin. */
+/**
+ * Left to itself, Claude Code 2.1.332 sends telemetry, error reports and update checks to
+ * Anthropic's own hosts beside each turn, whatever `ANTHROPIC_BASE_URL` says: through a relay or an
+ * egress proxy each run opens its own connection to api.anthropic.com, and where that is blocked it
+ * keeps the unsent events in the login's config directory (`~/.claude/telemetry/`). A child needs
+ * none of it to answer, so it is off unless the operator set one of these on purpose.
+ */
+export const NONESSENTIAL_TRAFFIC_SWITCHES = {
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_ERROR_REPORTING: '1',
+  DISABLE_AUTOUPDATER: '1',
+} as const;
+
+/**
+ * The child's environment (docs/upstream/provider-c.md §3.2): the gateway's, already without
+ * secrets, minus the session kin, with the gateway's defaults under the operator's own values.
+ */
 export function claudeChildEnvironment(base: Readonly<Record<string, string>>): Record<string, string> {
   const env: Record<string, string> = { ...base };
   for (const name of CLAUDE_SESSION_VARIABLES) delete env[name];
   env.CLAUDE_CODE_MAX_RETRIES ??= DEFAULT_CLI_MAX_RETRIES;
+  for (const [name, value] of Object.entries(NONESSENTIAL_TRAFFIC_SWITCHES)) env[name] ??= value;
   Object.assign(env, REFUSAL_SWITCHES);
   return env;
 }
