@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import './families';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
@@ -142,9 +143,10 @@ function findConfigError(error: unknown): ConfigError | undefined {
 }
 
 /**
- * SIGTERM/SIGINT (docs/design/decisions.md §6, docs/deployment.md "Draining on SIGTERM"): readiness
+ * SIGTERM/SIGINT/SIGHUP (docs/design/decisions.md §6, docs/deployment.md "Draining on SIGTERM"): readiness
  * turns 503 at once, in-flight work finishes, the process exits when idle or at
- * GATEWAY_DRAIN_TIMEOUT. At that deadline every request still in flight is ended with the
+ * GATEWAY_DRAIN_TIMEOUT. At that deadline the server stops accepting connections, a new request on
+ * one still open is refused with the `draining` 503, and every request still in flight is ended with the
  * `draining` error, whatever its stage (its upstream turn or wait canceled as a client's leaving
  * cancels it, its answer still written: endRequestsInFlight), given ANSWER_GRACE_MS to write it;
  * only then are the remaining connections closed. The exit comes at the deadline +
@@ -168,6 +170,11 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
     const idle = await drain.waitForQuiet(drainTimeoutMs, DRAIN_SETTLE_MS);
     let cut = 0;
     if (!idle) {
+      // No new connection from here on; a request on one still open is refused at once
+      // (trackInFlight), so none starts an upstream turn the exit would cut without an answer.
+      // net's close only stops accepting: http's would also drop the idle connections, one whose
+      // request's headers are still arriving among them, with no answer at all.
+      net.Server.prototype.close.call(server);
       cut = endRequestsInFlight(drain);
       logger.warn(
         {
@@ -188,9 +195,13 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
     if (!idle) server.closeAllConnections();
     logger.log({ event: 'drain_end', idle, cut, in_flight: unanswered }, 'drain_end', LOG_CONTEXT);
     // Closing waits for every connection, counted in flight or not (one still sending its
-    // headers, one that arrived since): bounded, so the exit comes when the drain said it would.
-    const closed = app.close().catch(() => undefined);
+    // headers, one that arrived since), and for the requests whose connections were just closed
+    // to see it, each recording its end: bounded, so the exit comes when the drain said it would.
+    const closed = Promise.all([drain.waitForIdle(CLOSE_GRACE_MS), app.close().catch(() => undefined)]);
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref())]);
+    // A request records its end in the promise callbacks its response's 'close' set off: they run
+    // before the next turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
     process.exit(0);
   };
   // A listener's returned promise is ignored by the emitter: a failing drain must still exit, and say why.
@@ -202,6 +213,10 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
   };
   process.on('SIGTERM', onSignalOrExit);
   process.on('SIGINT', onSignalOrExit);
+  // A hangup (the terminal closed, or a supervisor's stop signal) drains too: its default would end
+  // the process at once, with no answer for what is in flight, and leave the `claude` children
+  // (their own process groups) and their work directories behind.
+  process.on('SIGHUP', onSignalOrExit);
 }
 
 void bootstrap();

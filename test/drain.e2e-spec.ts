@@ -17,7 +17,7 @@ import {
   structuredBody,
 } from './support/structured-client';
 import { eventually } from './support/poll';
-import { postHalfABody } from './support/raw-http';
+import { beginRequest, postHalfABody, tryConnect } from './support/raw-http';
 
 const PLAIN_TURN = { model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] };
 
@@ -33,7 +33,7 @@ const TOOL_TURN = {
  * once, in-flight chat streams finish, and the process exits when idle or at
  * GATEWAY_DRAIN_TIMEOUT. The slow in-flight request is a streamed chat against the provider_a fake.
  */
-describe('draining on SIGTERM / SIGINT (child process)', () => {
+describe('draining on SIGTERM / SIGINT / SIGHUP (child process)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'gateway-drain-login-' });
   const children: ChildGateway[] = [];
 
@@ -105,7 +105,7 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
   const LONG_DRAIN = '60s';
   const WELL_BEFORE_LONG_DRAIN_MS = 30_000;
 
-  it.each(['SIGTERM', 'SIGINT'] as const)(
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)(
     'exits at once with status 0 on %s when nothing is in flight',
     async (signal) => {
       const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
@@ -445,9 +445,68 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     expect(records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false, cut: 3, in_flight: 0 });
   });
 
+  it('from GATEWAY_DRAIN_TIMEOUT on takes no connection and refuses a new request at once, and records what it ended before it exits', async () => {
+    // A stream whose client stopped reading: more than the sockets buffer, its upstream held open.
+    fake().enqueue({
+      frames: [created(), ...Array.from({ length: 300 }, () => textDelta('x'.repeat(64 * 1024)))],
+      holdOpen: true,
+    });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '1s' });
+    const port = Number(new URL(gateway.url).port);
+    const streamBody = JSON.stringify(PLAIN_TURN);
+    const stalled = net.connect(port, '127.0.0.1');
+    stalled.on('error', () => undefined);
+    stalled.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n' +
+        `Content-Length: ${streamBody.length}\r\n\r\n${streamBody}`,
+    );
+    stalled.pause();
+    await fake().waitForRequests(1);
+    // Connections open before the deadline whose requests arrive after it: a chat and a GET.
+    const lateChat = await beginRequest(port, 'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\n');
+    const lateModels = await beginRequest(port, 'GET /v1/models HTTP/1.1\r\nHost: gateway\r\n');
+
+    gateway.process.kill('SIGTERM');
+    await eventually(() => gateway.records.some((record) => record.event === 'drain_timeout'));
+    // The stalled stream holds the answer grace open: the late requests come within it.
+    const chatBody = JSON.stringify({ ...PLAIN_TURN, stream: false });
+    const late = await Promise.all([
+      lateChat.finish(`Content-Type: application/json\r\nContent-Length: ${chatBody.length}\r\n\r\n${chatBody}`),
+      lateModels.finish('\r\n'),
+    ]);
+    expect(await tryConnect(port)).toBe('ECONNREFUSED');
+    expect(await gateway.exited).toEqual({ code: 0, signal: null });
+    stalled.destroy();
+
+    for (const answer of late) {
+      expect([answer.status, answer.headers['retry-after'], answer.headers.connection]).toEqual([503, '5', 'close']);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: expect.objectContaining({
+          code: 'service_unavailable',
+          message: 'the gateway is shutting down; retry on another instance',
+        }),
+      });
+    }
+    // The late chat started no upstream turn.
+    expect(fake().requests()).toHaveLength(1);
+    // Both chats recorded as draining before the exit: the stalled stream as the in-band error it
+    // was ended with (its connection closed before that went out), not as a client cancel.
+    const { records } = gateway;
+    expect(records.filter((record) => record.event === 'chat_completion')).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ stream: true, status: 200, error_code: 'draining', level: 30 }),
+        expect.objectContaining({ stream: false, status: 503, error_code: 'draining', level: 30 }),
+      ]),
+    );
+    expect(records.filter((record) => record.event === 'chat_completion')).toHaveLength(2);
+    expect(records.filter((record) => record.status === 499)).toEqual([]);
+    expect(records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false, cut: 1 });
+  });
+
   it.each([
     ['SIGTERM', 143],
     ['SIGINT', 130],
+    ['SIGHUP', 129],
   ] as const)('exits at once on a second %s, with status 128 + its number (%i)', async (signal, code) => {
     fake().enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
     const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
@@ -518,6 +577,28 @@ describe('ending the requests in flight at the drain deadline (in process)', () 
         'draining',
         'draining',
         'draining',
+      ]);
+
+      // From the deadline on, a new request is refused at once, its body never read, through its
+      // route's own answer, which records it; the probes still answer.
+      const late = await Promise.all([
+        postChatBody(gateway, PLAIN_TURN),
+        postStructured(gateway, structuredBody({ request_id: 'r-late' })),
+        fetch(`${gateway.url}/v1/models`),
+      ]);
+      expect(late.map((answer) => answer.status)).toEqual([503, 503, 503]);
+      expect(late.map((answer) => answer.headers.get('connection'))).toEqual(['close', 'close', 'close']);
+      expect((await fetch(`${gateway.url}/health/live`)).status).toBe(200);
+      expect(fake.requests()).toHaveLength(3);
+      const chatLines = gateway.logs.records('chat_completion');
+      expect([chatLines.length, chatLines.at(-1)]).toEqual([
+        5,
+        expect.objectContaining({ status: 503, error_code: 'draining' }),
+      ]);
+      const structuredLines = gateway.logs.records('structured_failure');
+      expect([structuredLines.length, structuredLines.at(-1)]).toEqual([
+        2,
+        expect.objectContaining({ code: 'unavailable', status: 503, level: 30 }),
       ]);
     } finally {
       await close();

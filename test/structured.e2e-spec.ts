@@ -5,12 +5,19 @@ import * as path from 'node:path';
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import { startGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
-import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered, sendRawBytes } from './support/raw-http';
+import {
+  CHUNKED_UPLOAD_LIMIT,
+  postHalfABody,
+  rawRequest,
+  sendChunkedUntilAnswered,
+  sendRawBytes,
+} from './support/raw-http';
 import { completed, created, textDelta } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
 import { metricValue, scrapeMetrics } from './support/prometheus-text';
 import {
   extractionReply,
+  GOOD_OUTPUT,
   postStructured,
   SCHEMA,
   startStructured,
@@ -682,6 +689,30 @@ describe('structured inference settings', () => {
       ).toHaveLength(2);
       expect(logs.records().filter((record) => (record.level as number) >= 50)).toEqual([]);
       expect((await fetch(`${harness.gateway.url}/health/ready`)).status).toBe(503);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('serves a request that arrived before draining began though its body ends after (docs/design/behaviours.md §6.1)', async () => {
+    const harness = await startStructured();
+    try {
+      harness.fake.enqueue(extractionReply());
+      // Its headers are in, half of its body read; the rest comes once the drain began.
+      const early = await postHalfABody(
+        Number(new URL(harness.gateway.url).port),
+        STRUCTURED_PATH,
+        JSON.stringify(structuredBody({ request_id: 'r-early' })),
+      );
+      harness.gateway.app.get(DrainService).startDraining();
+      early.rest();
+      const answer = await early.answer;
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toMatchObject({ request_id: 'r-early', data: JSON.parse(GOOD_OUTPUT) });
+      // Only a request that arrives now is refused.
+      const late = await postStructured(harness.gateway, structuredBody({ request_id: 'r-late' }));
+      expect([late.status, late.error?.code]).toEqual([503, 'unavailable']);
+      expect(harness.fake.requests()).toHaveLength(1);
     } finally {
       await harness.close();
     }

@@ -191,7 +191,12 @@ export class ChatOrchestrator {
         // A held answer was cut attempt by attempt, before it was judged.
         const { outcome, result } = await render(seen);
         telemetry.countUsage();
-        if (outcome.clientGone || clientLeft(signal)) {
+        const ended = endedByGateway(signal);
+        if (ended && outcome.clientGone) {
+          // The drain deadline ended the stream, then its connection closed before the error
+          // chunk went out (a client that stopped reading): still the gateway's end, not a cancel.
+          telemetry.finished({ status: 200, failure: ended.attributeTo(telemetry.provider) });
+        } else if (outcome.clientGone || clientLeft(signal)) {
           telemetry.finished({ status: 499, errorCode: 'canceled' });
         } else {
           this.aliases.remember(command.conversation, outcome.firstToolCallId);
@@ -358,6 +363,11 @@ export class ChatOrchestrator {
     telemetry.finished({ status, failure: error, ...reason, ...(error.code === 'internal' ? { err: thrown } : {}) });
     return error;
   }
+}
+
+/** The error the gateway ended the turn with (the drain deadline aborts its signal with it), if it did. */
+function endedByGateway(signal: AbortSignal): GatewayError | undefined {
+  return signal.aborted && signal.reason instanceof GatewayError ? signal.reason : undefined;
 }
 
 /**

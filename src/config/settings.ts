@@ -351,7 +351,7 @@ const LEADING_ROWS = [
     'GATEWAY_DRAIN_TIMEOUT',
     'server.drainTimeoutMs',
     '30s',
-    "How long in-flight work may finish after SIGTERM/SIGINT; what still runs then is ended with the draining error (a 503, or a stream's error chunk).",
+    "How long in-flight work may finish after SIGTERM/SIGINT/SIGHUP; what still runs then is ended with the draining error (a 503, or a stream's error chunk).",
     parseDuration,
   ),
   bool('METRICS_ENABLED', 'metricsEnabled', 'true', 'Serve GET /metrics (Prometheus text).'),

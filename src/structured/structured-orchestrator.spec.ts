@@ -1,6 +1,5 @@
 import type { EventLogger } from '../core/event-logger';
 import type { BuildInfo } from '../common/build/build-info';
-import { DrainService } from '../common/lifecycle/drain.service';
 import { loadConfig } from '../config/app-config';
 import type { PolledEvents } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
@@ -83,11 +82,11 @@ function setup(adapter: FakeExtractor) {
     metrics,
     build,
   );
-  const drain = new DrainService();
   const store = new IdempotencyStore<SharedAnswer>({ capacity: 8, ttlMs: 60_000 });
-  const orchestrator = new StructuredOrchestrator(config, drain, allowlist, store, extractor, metrics);
+  const orchestrator = new StructuredOrchestrator(config, allowlist, store, extractor, metrics);
   const command = (body: unknown, overrides: Partial<StructuredCommand> = {}): StructuredCommand => ({
     arrivedAt: Date.now(),
+    arrivedWhileDraining: false,
     caller: 'anonymous',
     body,
     contentTypeIsJson: true,
@@ -99,7 +98,7 @@ function setup(adapter: FakeExtractor) {
     records
       .filter((record) => String(record.event).startsWith('structured_'))
       .map((record) => `${String(record.event)}:${String(record.status)}`);
-  return { orchestrator, command, drain, audit, validator };
+  return { orchestrator, command, audit, validator };
 }
 
 const body = (overrides: Record<string, unknown> = {}) => ({
@@ -131,16 +130,17 @@ describe(StructuredOrchestrator.name, () => {
     expect(adapter.requests[0]).not.toHaveProperty('promptCacheKey');
   });
 
-  it('refuses while draining before looking at the body, and answers a deferred body error in its place', async () => {
+  it('refuses a request that arrived while draining before looking at the body, and answers a deferred body error in its place', async () => {
     const adapter = new FakeExtractor(async () => '{"total":1}');
-    const { orchestrator, command, drain, audit } = setup(adapter);
+    const { orchestrator, command, audit } = setup(adapter);
     const tooLarge = new GatewayError('request_too_large');
     expect(await orchestrator.run(command(undefined, { bodyError: tooLarge }))).toEqual({
       kind: 'failure',
       error: tooLarge,
     });
-    drain.startDraining();
-    expect(await orchestrator.run(command('not even an object', { bodyError: tooLarge }))).toMatchObject({
+    expect(
+      await orchestrator.run(command('not even an object', { bodyError: tooLarge, arrivedWhileDraining: true })),
+    ).toMatchObject({
       kind: 'failure',
       error: { code: 'draining' },
     });

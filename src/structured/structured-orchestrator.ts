@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DrainService } from '../common/lifecycle/drain.service';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
@@ -23,6 +22,11 @@ export interface StructuredCommand {
    * start here (docs/design/behaviours.md §6.1).
    */
   readonly arrivedAt: number;
+  /**
+   * The request arrived after the drain began (its headers, not its body): refused `draining`
+   * (docs/design/behaviours.md §6.1), while one that arrived before still runs to its end.
+   */
+  readonly arrivedWhileDraining: boolean;
   /** The caller (docs/design/decisions.md §5), resolved once from the request. */
   readonly caller: string;
   /** The body as the JSON parser produced it (anything, or undefined). */
@@ -58,7 +62,6 @@ export type StructuredOutcome =
 export class StructuredOrchestrator {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly drain: DrainService,
     private readonly allowlist: StructuredAllowlist,
     private readonly store: IdempotencyStore<SharedAnswer>,
     private readonly extractor: StructuredExtractor,
@@ -75,7 +78,7 @@ export class StructuredOrchestrator {
     );
     let inflight = false;
     try {
-      if (this.drain.isDraining) throw new GatewayError('draining');
+      if (command.arrivedWhileDraining) throw new GatewayError('draining');
       if (command.bodyError) throw command.bodyError;
       const envelope = parseStructuredRequest(command.contentTypeIsJson, command.body);
       const model = this.allowlist.resolve(envelope.model, {

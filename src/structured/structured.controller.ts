@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/bearer-auth.guard';
 import { writeErrorResponse } from '../common/errors/error-writer';
 import { CompressJson } from '../common/http/compression.interceptor';
-import { abortOnClientDisconnect, deferredBodyError } from '../common/http/http-middleware';
+import { abortOnClientDisconnect, arrivedWhileDraining, deferredBodyError } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { arrivalOf, requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
@@ -39,6 +39,7 @@ export class StructuredController {
       // The deadline clock starts when the request arrives (docs/design/behaviours.md §6.1), not
       // once its body was read: a slow upload spends the deadline too.
       arrivedAt: arrivalOf(request),
+      arrivedWhileDraining: arrivedWhileDraining(request),
       caller: callerOf(request, this.config.server.callerHeader),
       body: request.body,
       contentTypeIsJson: JSON_CONTENT_TYPE.test(request.headers['content-type'] ?? ''),

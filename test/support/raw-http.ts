@@ -276,3 +276,41 @@ export function postHalfABody(
     socket.on('error', (error) => (invited ? undefined : reject(error)));
   });
 }
+
+/**
+ * A request only begun on a fresh connection: `head` (its request line and some headers, no blank
+ * line) goes out now, so the connection is open but no request has arrived yet. `finish(rest)`
+ * sends the rest (the other headers, the blank line, the body) and resolves with the answer once
+ * the server closed the connection.
+ */
+export function beginRequest(port: number, head: string): Promise<{ finish(rest: string): Promise<RawAnswer> }> {
+  return new Promise((begun, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.off('error', reject);
+      socket.on('error', () => undefined);
+      socket.write(head);
+      begun({ finish });
+    });
+    socket.once('error', reject);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise<RawAnswer>((resolve) =>
+      socket.on('close', () => resolve(parseRawAnswer(Buffer.concat(chunks).toString('utf8')))),
+    );
+    function finish(rest: string): Promise<RawAnswer> {
+      socket.write(rest);
+      return closed;
+    }
+  });
+}
+
+/** Whether a new connection to `port` is taken (`connected`) or refused (its error code). */
+export function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? String(error)));
+  });
+}

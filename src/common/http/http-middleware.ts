@@ -45,16 +45,42 @@ export const requireHostHeader: EntryStep = (request, response) => {
 
 /**
  * Counts requests in flight (ended on the response's close) so draining can wait for idle. A
- * request that arrives while draining is answered with `Connection: close`, so its client opens
- * its next request elsewhere instead of on a connection about to close.
+ * request that arrives while draining is marked so (`arrivedWhileDraining`: structured inference
+ * refuses a request that arrived after the signal, not one whose body merely ended after it) and
+ * answered with `Connection: close`, so its client opens its next request elsewhere instead of
+ * on a connection about to close. Once the drain deadline passed, a new request (but a probe or
+ * a metrics scrape) is refused at once with the `draining` 503: it would otherwise start an
+ * upstream turn the exit cuts without an answer. A POST to a route that takes a body is refused by
+ * its body reader (jsonBodyMiddleware) before it reads a byte, so the route records it as it
+ * records every refusal; any other request here.
  */
 export function trackInFlight(drain: DrainService): EntryStep {
   return (request, response) => {
     if (request.path.startsWith('/health')) return true;
     drain.track(response);
-    if (drain.isDraining) closeConnectionAfterAnswer(response);
-    return true;
+    if (!drain.isDraining) return true;
+    const pastDeadline = drain.pastDeadline;
+    (request as MarkedRequest)[ARRIVED_DRAINING] = pastDeadline ? 'after deadline' : 'draining';
+    closeConnectionAfterAnswer(response);
+    // A scrape still reads the last counts; it starts nothing.
+    if (!pastDeadline || request.method === 'POST' || request.path === METRICS_PATH) return true;
+    writeErrorResponse(request, response, new GatewayError('draining'));
+    return false;
   };
+}
+
+const METRICS_PATH = '/metrics';
+const ARRIVED_DRAINING = Symbol('arrivedDraining');
+type MarkedRequest = Request & { [ARRIVED_DRAINING]?: 'draining' | 'after deadline' };
+
+/** The request arrived after the drain began (docs/design/behaviours.md §6.1 refuses only those). */
+export function arrivedWhileDraining(request: Request): boolean {
+  return (request as MarkedRequest)[ARRIVED_DRAINING] !== undefined;
+}
+
+/** The request arrived after the drain deadline: refused at once, its body never read. */
+function arrivedAfterDrainDeadline(request: Request): boolean {
+  return (request as MarkedRequest)[ARRIVED_DRAINING] === 'after deadline';
 }
 
 /** How a route answers (and records, as every other of its errors) a body error the middleware itself answers. */
@@ -92,6 +118,12 @@ export function jsonBodyMiddleware(
     if (bearer?.refuses(request)) {
       closeConnectionAfterAnswer(response);
       answer(request, response, bearer.refusal());
+      return;
+    }
+    // A request that arrived after the drain deadline (trackInFlight) starts no turn: refused now,
+    // through the route's answer, which records it.
+    if (arrivedAfterDrainDeadline(request)) {
+      answer(request, response, new GatewayError('draining'));
       return;
     }
     // A body its Content-Length already puts over the cap is refused before a byte of it is read:
@@ -380,11 +412,12 @@ export const DRAIN_DEADLINE_MESSAGE =
  * Retry-After, or a stream's error chunk and `[DONE]`) and records it as `draining`, not as a
  * cancel (clientLeft). A request without a turn yet (its body still arriving) is answered here,
  * through its route's own answer for a body error, which records it as the route records every
- * failure. An answer not yet begun closes its connection after it. Nothing here is kept per
- * request: what it reads is on the response and request already. Returns how many requests were
- * in flight.
+ * failure. An answer not yet begun closes its connection after it. From here on a request that
+ * arrives is refused at once (trackInFlight). Nothing here is kept per request: what it reads is
+ * on the response and request already. Returns how many requests were in flight.
  */
 export function endRequestsInFlight(drain: DrainService): number {
+  drain.passDeadline();
   const responses = drain.inFlightResponses() as (Response & ResponseWithClient)[];
   for (const response of responses) {
     // One error each: a route names its family on the error it records (GatewayError.attributeTo).

@@ -3,19 +3,28 @@ import type { EventEmitter } from 'node:events';
 import { timeoutOrNever } from '../async/timer-range';
 
 /**
- * Server availability (docs/design/decisions.md §6): serving, or draining after SIGTERM/SIGINT. Tracks
+ * Server availability (docs/design/decisions.md §6): serving, or draining after SIGTERM/SIGINT/SIGHUP. Tracks
  * requests in flight so shutdown can wait until the gateway is idle, and can reach those still in
  * flight at the drain deadline to end them (docs/deployment.md, "Draining on SIGTERM").
  */
 @Injectable()
 export class DrainService {
   private drainingSince: number | undefined;
+  private deadlinePassed = false;
   /** The responses of the requests in flight: a set, so the drain deadline can reach each one. */
   private readonly inFlight = new Set<EventEmitter>();
   private readonly idleWaiters = new Set<() => void>();
 
   get isDraining(): boolean {
     return this.drainingSince !== undefined;
+  }
+
+  /**
+   * The drain deadline (GATEWAY_DRAIN_TIMEOUT) passed: what was in flight is being ended, and a
+   * request that arrives now is refused at once rather than started and cut at the exit.
+   */
+  get pastDeadline(): boolean {
+    return this.deadlinePassed;
   }
 
   get inFlightCount(): number {
@@ -29,6 +38,12 @@ export class DrainService {
 
   startDraining(): void {
     this.drainingSince ??= Date.now();
+  }
+
+  /** The drain deadline passed (draining since, if it was not yet). */
+  passDeadline(): void {
+    this.startDraining();
+    this.deadlinePassed = true;
   }
 
   /**
