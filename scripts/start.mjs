@@ -19,8 +19,10 @@
 // Otherwise the gateway runs as a child, in this process's group: when node lacks the young
 // generation's bound (docs/performance.md "Young generation"), which V8 reads only when node
 // starts, the child is started with it; and under npm, which is itself such a forwarding parent,
-// always. Ctrl-C reaches the child from the terminal once; this process ignores SIGINT, forwards
-// only SIGTERM (a supervisor's or npm's, sent to this pid) and exits as the child did.
+// always. This process forwards SIGTERM (a supervisor's or npm's, sent to this pid) and exits as
+// the child did. It forwards SIGINT too, but not while it is in its terminal's foreground process
+// group: there a SIGINT is the terminal's Ctrl-C (or npm passing that on), which the terminal sent
+// to the child as well, so the child gets it once either way.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -124,14 +126,34 @@ function runByNpm() {
   return (process.env.npm_lifecycle_script ?? '').includes('scripts/start.mjs');
 }
 
+/**
+ * Whether this process is in its terminal's foreground process group, the one a Ctrl-C signals:
+ * Linux's /proc/self/stat holds the process's group and its terminal's foreground group (-1 with
+ * no terminal). Read when a signal comes, as a shell's job control may move the group meanwhile.
+ * Elsewhere, whether stdin is a terminal.
+ */
+function inTerminalForeground() {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    // The fields after the command name (in parentheses, which may hold spaces and parentheses):
+    // state, parent, group, session, terminal, the terminal's foreground group.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[2] === fields[5];
+  } catch {
+    return process.stdin.isTTY === true;
+  }
+}
+
 /** Runs dist/main.js in a child node started with `nodeFlags` added, until it exits. */
 function runChild(nodeFlags) {
   const child = spawn(process.execPath, [...process.execArgv, ...nodeFlags, MAIN, ...process.argv.slice(2)], {
     stdio: 'inherit',
   });
-  // The terminal delivers SIGINT to the whole process group, the child included (npm's forwarded
-  // one, sent to this pid only, would be its second).
-  process.on('SIGINT', () => undefined);
+  process.on('SIGINT', () => {
+    // The terminal delivers SIGINT to its whole foreground group, the child included (npm's
+    // forwarded one, sent to this pid only, would be its second).
+    if (!inTerminalForeground()) child.kill('SIGINT');
+  });
   process.on('SIGTERM', () => child.kill('SIGTERM'));
   child.on('error', (error) => {
     process.stderr.write(`gateway failed to start: ${error.message}\n`);

@@ -262,6 +262,75 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
     expect(await run.output()).toContain('drained on SIGTERM\n');
   });
 
+  /**
+   * A gateway that counts the SIGINTs it gets and, on SIGTERM, says how many and exits 3. A signal
+   * sent before another reaches each process of the chain (npm, start.mjs, the gateway) first, so
+   * a SIGINT passed on once too often is counted before the SIGTERM that follows it.
+   */
+  function countSigints(): void {
+    fs.writeFileSync(
+      path.join(root, 'dist', 'main.js'),
+      [
+        'let sigints = 0;',
+        "process.on('SIGINT', () => { sigints += 1; process.stdout.write('got SIGINT\\n'); });",
+        "process.on('SIGTERM', () => { process.stdout.write('SIGINTs: ' + sigints + '\\n'); process.exit(3); });",
+        "process.stdout.write(JSON.stringify({ ready: process.argv.slice(2), parent: process.ppid }) + '\\n');",
+        'setInterval(() => undefined, 1000);',
+      ].join('\n'),
+    );
+  }
+
+  it("passes a SIGINT sent to npm's process (no terminal) on to the gateway, once", async () => {
+    countSigints();
+    const run = await npmRun('start');
+    await run.ready;
+    run.npm.kill('SIGINT');
+    run.npm.kill('SIGTERM');
+    expect(await run.exited).toBe(3);
+    expect(await run.output()).toContain('SIGINTs: 1\n');
+  });
+
+  it("a terminal's Ctrl-C reaches the gateway once, though npm passes it on too", async () => {
+    countSigints();
+    // `script` runs npm on a terminal of its own, in that terminal's foreground group; what it
+    // reads from its stdin is typed at that terminal.
+    const npmCli = process.env.npm_execpath;
+    const npmCommand = npmCli?.endsWith('.js') ? `'${process.execPath}' '${npmCli}'` : 'npm';
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.NODE_OPTIONS;
+    const terminal = spawn('script', ['-qfec', `${npmCommand} --script-shell ${shell} run start`, '/dev/null'], {
+      cwd: root,
+      env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    running = terminal.pid;
+    let stdout = '';
+    const ready = new Promise<{ parent: number }>((resolve) =>
+      terminal.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const line = /^\{"ready".*?\}(?=\r?$)/m.exec(stdout);
+        if (line) resolve(JSON.parse(line[0]));
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => terminal.on('exit', resolve));
+    const startScript = (await ready).parent;
+    // npm is the parent of scripts/start.mjs (package.json runs it with `exec`).
+    const stat = fs.readFileSync(`/proc/${startScript}/stat`, 'utf8');
+    const npm = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    terminal.stdin.write('\x03');
+    // The terminal signals its whole foreground group at once: once the gateway has its SIGINT,
+    // npm and start.mjs have theirs, and the SIGTERM comes after it in each.
+    await new Promise<void>((resolve) => {
+      const seen = () => stdout.includes('got SIGINT');
+      if (seen()) resolve();
+      else terminal.stdout.on('data', () => seen() && resolve());
+    });
+    process.kill(npm, 'SIGTERM');
+    expect(await exited).toBe(3);
+    expect(stdout).toContain('SIGINTs: 1');
+  });
+
   it.each([[{}], [{ NODE_OPTIONS: '--max-semi-space-size=2' }]])(
     "never runs the gateway as npm's own child, which would get a terminal's Ctrl-C twice (%j)",
     async (extraEnv) => {
