@@ -7,6 +7,7 @@ import type { EventLogger } from '../core/event-logger';
 import { clientLeft, GatewayError } from '../core/gateway.error';
 import { streamErrorContent } from '../common/errors/error-writer';
 import { isJsonObject } from '../common/json';
+import { quoted } from '../common/text';
 
 /*
  * One accepted turn in the OpenAI Chat Completions wire format: the chunk objects, the one
@@ -122,7 +123,7 @@ export class ToolCallCollector {
   get failure(): GatewayError | undefined {
     const invalid = this.firstInvalid;
     if (invalid === undefined) return undefined;
-    const named = invalid.name === '' ? '' : ` (${JSON.stringify(invalid.name.slice(0, 64))})`;
+    const named = invalid.name === '' ? '' : ` (${quoted(invalid.name, 64)})`;
     return new GatewayError('invalid_tool_call', {
       publicMessage:
         `the upstream produced an invalid tool call: the tool call at index ${invalid.index}${named} ` +

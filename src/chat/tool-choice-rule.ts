@@ -4,6 +4,7 @@ import { forcedToolName } from '../core/chat-message';
 import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import { toolCallProblem } from './chat-completion.renderer';
+import { quoted } from '../common/text';
 
 /*
  * A `tool_choice` the gateway enforces itself, for families whose upstream takes it only as an
@@ -103,7 +104,7 @@ export class ToolChoiceRule {
     const asked =
       this.forced === undefined
         ? `the model answered without a tool call in ${attempts} attempts, though tool_choice "required" asks for one`
-        : `the model did not call the tool ${JSON.stringify(this.forced.slice(0, 64))} that tool_choice forces in ${attempts} attempts`;
+        : `the model did not call the tool ${quoted(this.forced, 64)} that tool_choice forces in ${attempts} attempts`;
     return new GatewayError('output_validation_failed', {
       param: 'tool_choice',
       publicMessage: `${asked}; send the request again, or send tool_choice "auto" to take the model's answer as it comes`,

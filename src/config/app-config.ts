@@ -14,6 +14,7 @@ import type { ProviderId } from '../core/provider-id';
 import { allSettings, settingsByEnv, settingsByFlag, writtenDefault } from './settings';
 import type { ParseContext } from './setting-parsers';
 import { SettingRuleError } from './setting-parsers';
+import { quoted } from '../common/text';
 
 /** One login of a family (docs/accounts.md); a family configured the old way has one, `default`. */
 export interface AccountLogin {
@@ -90,9 +91,7 @@ function parseArgv(argv: readonly string[], definitions: readonly SettingDefinit
     // Only a flag's name is shown, never what follows `=` nor a bare argument: a mistyped
     // `--gateway-bearer-secret=…` must not put the secret on stderr.
     if (!definition && name.startsWith('-')) {
-      throw new ConfigError(
-        `unknown flag ${JSON.stringify(name.slice(0, 60))}; run with --help for the list of settings`,
-      );
+      throw new ConfigError(`unknown flag ${quoted(name, 60)}; run with --help for the list of settings`);
     }
     if (!definition) {
       throw new ConfigError(
@@ -282,7 +281,7 @@ function refuseOpenBindWithoutSecret(
 ): void {
   if (bearerSecret !== undefined || allowUnauthenticated || isLoopbackHost(host)) return;
   throw new ConfigError(
-    `invalid setting GATEWAY_HOST / --gateway-host: ${JSON.stringify(host.slice(0, 80))} is not loopback, so GATEWAY_BEARER_SECRET must be set (or GATEWAY_ALLOW_UNAUTHENTICATED=true to serve anyone who reaches the port)`,
+    `invalid setting GATEWAY_HOST / --gateway-host: ${quoted(host)} is not loopback, so GATEWAY_BEARER_SECRET must be set (or GATEWAY_ALLOW_UNAUTHENTICATED=true to serve anyone who reaches the port)`,
   );
 }
 

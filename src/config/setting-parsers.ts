@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { quoted } from '../common/text';
 
 /**
  * Value parsers for settings. Each returns the typed value or throws a `SettingRuleError`
@@ -86,7 +87,7 @@ export function parseHeaderName(raw: string): string {
   const name = parseNonEmpty(raw);
   if (!HEADER_NAME.test(name)) {
     throw new SettingRuleError(
-      `${JSON.stringify(name.slice(0, 60))} is not an HTTP header name: use only letters, digits and !#$%&'*+-.^_\`|~ (no spaces or colons)`,
+      `${quoted(name, 60)} is not an HTTP header name: use only letters, digits and !#$%&'*+-.^_\`|~ (no spaces or colons)`,
     );
   }
   return name;

@@ -1,17 +1,13 @@
 import { familyIds, familyOf, isFamilyId } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
 import { VERBOSITIES } from '../core/resolved-model';
+import { quoted } from '../common/text';
 
 /*
  * The rules one row of a catalog file (a family's rows file, or GATEWAY_MODEL_CATALOG) must meet,
  * checked at startup: a row that breaks one would be listed and then fail, or be sent upstream
  * wrong, on every request for it (docs/providers.md "Model ids").
  */
-
-/** `"x1"`, shortened: a value of the file as a problem line quotes it (one line, whatever it holds). */
-export function quoted(value: unknown): string {
-  return JSON.stringify(typeof value === 'string' ? value.slice(0, 80) : value)?.slice(0, 82) ?? String(value);
-}
 
 /**
  * The efforts a family takes on every model (its `catalog.acceptedEfforts`, with its CLI-only

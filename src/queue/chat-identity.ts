@@ -3,6 +3,7 @@ import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
 import type { ChatMessage } from '../core/chat-message';
 import { messageText } from '../core/chat-message';
+import { quoted } from '../common/text';
 
 // Which chat a request belongs to, and the key its tool turns queue under. The conversation id is
 // the neutral chat identity (the agent queue's `chat` mode and every upstream cache identity); the
@@ -214,7 +215,7 @@ export function queueKey(mode: string, input: QueueKeyInput): QueueKey {
     return text === undefined ? makeKey('global', GLOBAL_VALUE) : makeKey(`body:${field}`, `body:${field}:${text}`);
   }
   // Unreachable with a validated config; failing loudly beats silently serializing everything.
-  throw new Error(`unsupported queue key mode ${JSON.stringify(mode.slice(0, 40))}`);
+  throw new Error(`unsupported queue key mode ${quoted(mode, 40)}`);
 }
 
 /**

@@ -9,6 +9,7 @@ import { checkEffort, resolveEntry } from '../models/model-catalog';
 import { pickTierModels, tierOfSlug } from '../models/model-tiers';
 import type { ResolvedModel } from '../core/resolved-model';
 import { REASONING_EFFORTS } from './structured-request.parser';
+import { quoted } from '../common/text';
 
 export interface AllowlistInput {
   /** STRUCTURED_MODELS (trimmed, de-duplicated), or `undefined` for the default. */
@@ -76,7 +77,7 @@ export class StructuredAllowlist {
       const entry = byId.get(id);
       if (!entry) {
         throw new ConfigError(
-          `invalid setting STRUCTURED_MODELS / --structured-models: ${JSON.stringify(id.slice(0, 80))} is not a model id of the catalog`,
+          `invalid setting STRUCTURED_MODELS / --structured-models: ${quoted(id)} is not a model id of the catalog`,
         );
       }
       if (!servesStrictSchemas(entry)) dropped.push({ id, reason: 'no_strict_schema' });
@@ -128,8 +129,8 @@ function noneServed(
 ): ConfigError {
   const why = ({ id, reason }: DroppedModel) =>
     reason === 'provider_disabled'
-      ? `${JSON.stringify(id.slice(0, 80))} (its family ${byId.get(id)?.provider} is not in GATEWAY_PROVIDERS)`
-      : `${JSON.stringify(id.slice(0, 80))} (cannot serve strict schemas)`;
+      ? `${quoted(id)} (its family ${byId.get(id)?.provider} is not in GATEWAY_PROVIDERS)`
+      : `${quoted(id)} (cannot serve strict schemas)`;
   const named = dropped.slice(0, NAMED_DROPPED).map(why).join(', ');
   const more = dropped.length > NAMED_DROPPED ? ` and ${dropped.length - NAMED_DROPPED} more` : '';
   const served = defaultIds([...byId.values()]).find((id) => enabledProviders.includes(byId.get(id)!.provider));

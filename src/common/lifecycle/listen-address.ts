@@ -1,6 +1,7 @@
 import * as net from 'node:net';
 import { ConfigError } from '../../config/app-config';
 import { errnoOf } from '../errno';
+import { quoted } from '../text';
 
 const HOST_SETTING = 'GATEWAY_HOST / --gateway-host';
 const PORT_SETTING = 'GATEWAY_PORT / --gateway-port';
@@ -13,7 +14,7 @@ const PORT_SETTING = 'GATEWAY_PORT / --gateway-port';
 export function listenFailureMessage(error: unknown, host: string, port: number): string | undefined {
   const code = errnoOf(error);
   if (code === undefined) return undefined;
-  const shownHost = JSON.stringify(host.slice(0, 80));
+  const shownHost = quoted(host);
   const where = `cannot listen on ${shownHost} port ${port}`;
   switch (code) {
     case 'EADDRINUSE':

@@ -8,6 +8,7 @@ import type { ConnectionTarget } from '../shared/connection-failure';
 import { connectionCause } from '../shared/connection-failure';
 import { errnoOf } from '../../common/errno';
 import { retryAfterHeaderSeconds } from '../shared/retry-policy';
+import { quoted } from '../../common/text';
 
 /** Everything known about one upstream failure (docs/upstream/provider-a.md §10). */
 export interface UpstreamFailure {
@@ -230,5 +231,5 @@ const isModelRefusal = (code: string): code is keyof typeof MODEL_REFUSAL_FIX =>
 export function namingModel(error: unknown, upstreamModel: string): unknown {
   if (!(error instanceof GatewayError) || !isModelRefusal(error.code)) return error;
   const what = MODEL_REFUSAL_FIX[error.code];
-  return error.with({ publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}` });
+  return error.with({ publicMessage: `model ${quoted(upstreamModel, 128)}: ${what}` });
 }

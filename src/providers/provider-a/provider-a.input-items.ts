@@ -17,6 +17,7 @@ import type { ResolvedModel } from '../../core/resolved-model';
 import { dataImageUrl, inlineImageFault, inlineImageOf } from '../shared/inline-image';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
+import { quoted } from '../../common/text';
 
 /*
  * What the chat request's messages and tools become on the Responses wire (docs/upstream/provider-a.md §7):
@@ -148,7 +149,7 @@ export function modelImageRefusal(
 ): ImageRefusal | undefined {
   if (inputModalities === undefined || inputModalities.includes('image')) return undefined;
   return (where) => {
-    const requested = JSON.stringify(model.requestedId.slice(0, 128));
+    const requested = quoted(model.requestedId, 128);
     const named =
       model.requestedId === model.upstreamModel
         ? requested

@@ -30,6 +30,7 @@ import {
   withUpstreamToolNames,
 } from './provider-a.input-items';
 import type { ProviderATransportKind } from './provider-a.transport';
+import { quoted } from '../../common/text';
 
 /*
  * One provider_a attempt as the backend receives it (docs/upstream/provider-a.md §3–§5): what identifies it
@@ -393,7 +394,7 @@ export function hostedToolRefusal(
       classic.length > 0
         ? `use a model that takes hosted tools (the classic request shape: ${classic.join(', ')}; see GET /v1/models) or drop the tool`
         : 'drop the tool: no model of this gateway takes the classic request shape now';
-    return `which model ${JSON.stringify(modelId.slice(0, 128))} cannot take: provider_a sends it the Responses lite request shape, where the Codex backend refuses hosted tools; ${way}`;
+    return `which model ${quoted(modelId, 128)} cannot take: provider_a sends it the Responses lite request shape, where the Codex backend refuses hosted tools; ${way}`;
   });
 }
 
