@@ -7,7 +7,7 @@ import type { EventLogger } from '../core/event-logger';
 import { clientLeft, GatewayError } from '../core/gateway.error';
 import { streamErrorContent } from '../common/errors/error-writer';
 import { isJsonObject } from '../common/json';
-import { quoted } from '../common/text';
+import { quoted } from '../core/quoted';
 
 /*
  * One accepted turn in the OpenAI Chat Completions wire format: the chunk objects, the one

@@ -4,7 +4,7 @@ import { forcedToolName } from '../core/chat-message';
 import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import { toolCallProblem } from './chat-completion.renderer';
-import { quoted } from '../common/text';
+import { quoted } from '../core/quoted';
 
 /*
  * A `tool_choice` the gateway enforces itself, for families whose upstream takes it only as an

@@ -1,4 +1,4 @@
-import { codePointLength, orList, quoted } from './text';
+import { codePointLength, orList } from './text';
 
 describe(codePointLength.name, () => {
   it('counts code points: a surrogate pair once, a lone surrogate once', () => {
@@ -18,16 +18,5 @@ describe(orList.name, () => {
     expect(orList(['a'])).toBe('a');
     expect(orList(['a', 'b'])).toBe('a or b');
     expect(orList(['a', 'b', 'c'])).toBe('a, b or c');
-  });
-});
-
-describe(quoted.name, () => {
-  it('quotes a value on one line, a string cut to its first max characters', () => {
-    expect(quoted('a "b"\nc')).toBe('"a \\"b\\"\\nc"');
-    expect(quoted('x'.repeat(100))).toBe(`"${'x'.repeat(80)}"`);
-    expect(quoted('abcdef', 3)).toBe('"abc"');
-    expect(quoted(42)).toBe('42');
-    expect(quoted({ a: 'y'.repeat(100) }, 10)).toBe('{"a":"yyyyyy');
-    expect(quoted(undefined)).toBe('undefined');
   });
 });

@@ -14,7 +14,7 @@ import type { ProviderId } from '../core/provider-id';
 import { allSettings, settingsByEnv, settingsByFlag, writtenDefault } from './settings';
 import type { ParseContext } from './setting-parsers';
 import { SettingRuleError } from './setting-parsers';
-import { quoted } from '../common/text';
+import { quoted } from '../core/quoted';
 
 /** One login of a family (docs/accounts.md); a family configured the old way has one, `default`. */
 export interface AccountLogin {

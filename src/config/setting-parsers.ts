@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { quoted } from '../common/text';
+import { quoted } from '../core/quoted';
 
 /**
  * Value parsers for settings. Each returns the typed value or throws a `SettingRuleError`

@@ -1,7 +1,7 @@
 import { familyIds, familyOf, isFamilyId } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
 import { VERBOSITIES } from '../core/resolved-model';
-import { quoted } from '../common/text';
+import { quoted } from '../core/quoted';
 
 /*
  * The rules one row of a catalog file (a family's rows file, or GATEWAY_MODEL_CATALOG) must meet,

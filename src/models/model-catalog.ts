@@ -8,7 +8,7 @@ import { families, familyIds, familyOf, isFamilyId } from '../core/family-regist
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
 import { catalogRowProblem } from './catalog-row-rules';
-import { quoted } from '../common/text';
+import { quoted } from '../core/quoted';
 import { LiveModelLists } from './live-model-lists';
 import { familyOfId, modelNotFound } from './model-not-found';
 import type { TierAlias, TierModel } from './model-tiers';

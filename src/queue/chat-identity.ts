@@ -3,7 +3,7 @@ import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
 import type { ChatMessage } from '../core/chat-message';
 import { messageText } from '../core/chat-message';
-import { quoted } from '../common/text';
+import { quoted } from '../core/quoted';
 
 // Which chat a request belongs to, and the key its tool turns queue under. The conversation id is
 // the neutral chat identity (the agent queue's `chat` mode and every upstream cache identity); the

@@ -9,7 +9,7 @@ import { checkEffort, resolveEntry } from '../models/model-catalog';
 import { pickTierModels, tierOfSlug } from '../models/model-tiers';
 import type { ResolvedModel } from '../core/resolved-model';
 import { REASONING_EFFORTS } from './structured-request.parser';
-import { quoted } from '../common/text';
+import { quoted } from '../core/quoted';
 
 export interface AllowlistInput {
   /** STRUCTURED_MODELS (trimmed, de-duplicated), or `undefined` for the default. */

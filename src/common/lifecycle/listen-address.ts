@@ -1,7 +1,7 @@
 import * as net from 'node:net';
 import { ConfigError } from '../../config/app-config';
 import { errnoOf } from '../errno';
-import { quoted } from '../text';
+import { quoted } from '../../core/quoted';
 
 const HOST_SETTING = 'GATEWAY_HOST / --gateway-host';
 const PORT_SETTING = 'GATEWAY_PORT / --gateway-port';

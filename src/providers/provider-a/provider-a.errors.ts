@@ -8,7 +8,7 @@ import type { ConnectionTarget } from '../shared/connection-failure';
 import { connectionCause } from '../shared/connection-failure';
 import { errnoOf } from '../../common/errno';
 import { retryAfterHeaderSeconds } from '../shared/retry-policy';
-import { quoted } from '../../common/text';
+import { quoted } from '../../core/quoted';
 
 /** Everything known about one upstream failure (docs/upstream/provider-a.md §10). */
 export interface UpstreamFailure {

@@ -17,7 +17,7 @@ import type { ResolvedModel } from '../../core/resolved-model';
 import { dataImageUrl, inlineImageFault, inlineImageOf } from '../shared/inline-image';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
-import { quoted } from '../../common/text';
+import { quoted } from '../../core/quoted';
 
 /*
  * What the chat request's messages and tools become on the Responses wire (docs/upstream/provider-a.md §7):

@@ -30,7 +30,7 @@ import {
   withUpstreamToolNames,
 } from './provider-a.input-items';
 import type { ProviderATransportKind } from './provider-a.transport';
-import { quoted } from '../../common/text';
+import { quoted } from '../../core/quoted';
 
 /*
  * One provider_a attempt as the backend receives it (docs/upstream/provider-a.md §3–§5): what identifies it
