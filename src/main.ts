@@ -8,7 +8,7 @@ import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment, processExecArgv } from './config/process-env';
 import type { UnknownVariable } from './config/unknown-variables';
-import { unknownSettingVariables, unknownVariableFix } from './config/unknown-variables';
+import { refusalLine, unknownSettingVariables, unknownVariableFix } from './config/unknown-variables';
 import { SEMI_SPACE_ARGUMENT, startedSemiSpaceMib } from './common/lifecycle/young-generation';
 import { checkListenAddress, listenFailureMessage } from './common/lifecycle/listen-address';
 
@@ -41,20 +41,31 @@ const CHECK_FLAG = '--check';
 const LIVE_FLAG = '--live';
 
 async function bootstrap(): Promise<void> {
+  // Found before any setting is read, so a refusal can name the misspelt variable behind it.
+  let unknownVariables: readonly UnknownVariable[] = [];
   try {
     const env = processEnvironment();
     const argv = processArguments();
-    const check = argv.includes(CHECK_FLAG);
-    const settingsArgv = check ? argv.filter((argument) => argument !== CHECK_FLAG && argument !== LIVE_FLAG) : argv;
-    const config = loadConfig(env, settingsArgv);
     // Warned, not refused: a deployment that still sets an obsolete variable keeps starting.
-    const unknownVariables = unknownSettingVariables(env);
+    unknownVariables = unknownSettingVariables(env);
+    const check = argv.includes(CHECK_FLAG);
+    const live = argv.includes(LIVE_FLAG);
+    const config = loadConfig(
+      env,
+      argv.filter((argument) => argument !== CHECK_FLAG && argument !== LIVE_FLAG),
+    );
+    // Not "unknown flag": the flag exists, for the setup check only.
+    if (live && !check) {
+      throw new ConfigError(
+        `${LIVE_FLAG} only works with ${CHECK_FLAG} (it sends one tiny chat per family): run \`node dist/main.js ${CHECK_FLAG} ${LIVE_FLAG}\`, or \`npm run check -- ${LIVE_FLAG}\``,
+      );
+    }
     if (check) {
       const { runSetupCheck } = await import('./setup-check');
       const write = (text: string) => process.stdout.write(text);
       for (const unknown of unknownVariables) write(`warning: ${unknownVariableFix(unknown)}\n`);
       if (unknownVariables.length > 0) write('\n');
-      process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
+      process.exit(await runSetupCheck(config, { live, write }));
     }
     const { host, port } = config.server;
     // A port in use or a foreign address fails here, before the modules' startup work logs
@@ -78,7 +89,7 @@ async function bootstrap(): Promise<void> {
     }
     const configError = findConfigError(error);
     if (configError) {
-      process.stderr.write(`gateway: ${configError.message}\n`);
+      process.stderr.write(`gateway: ${refusalLine(configError.message, unknownVariables)}\n`);
       process.exit(1);
     }
     // Not a setting: a bug, so the stack is worth the extra lines.

@@ -112,6 +112,34 @@ describe('gateway configuration (child process)', () => {
         /^gateway: invalid setting GATEWAY_HEADERS_TIMEOUT \/ --gateway-headers-timeout: 60000 ms is longer than GATEWAY_REQUEST_TIMEOUT \(30000 ms\).*; lower GATEWAY_HEADERS_TIMEOUT or raise GATEWAY_REQUEST_TIMEOUT/,
       ],
       [{}, ['--gateway-prot=1'], /^gateway: unknown flag "--gateway-prot"; run with --help/],
+      // --live belongs to the setup check: said so, not "unknown flag".
+      [
+        {},
+        ['--live'],
+        /^gateway: --live only works with --check \(it sends one tiny chat per family\): run `node dist\/main\.js --check --live`, or `npm run check -- --live`$/,
+      ],
+      // A misspelt setting behind the refusal is named on the refusal's line, never its value.
+      [
+        { GATEWAY_HOST: '0.0.0.0', GATEWAY_BEARER_SECRT: 'TOPSECRET-0123456789abcdef' },
+        [],
+        /^gateway: invalid setting GATEWAY_HOST.*GATEWAY_BEARER_SECRET must be set.*; also GATEWAY_BEARER_SECRT is no setting of the gateway, so it is ignored: rename it to GATEWAY_BEARER_SECRET if that is what you meant, else remove it/,
+      ],
+      // Also when the refusal comes after the framework loaded (a catalog file).
+      [
+        { GATEWAY_MODEL_CATALOG: path.join(scratch, 'missing.json'), LOG_LEVLE: 'debug' },
+        [],
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG.*file not found.*; also LOG_LEVLE is no setting of the gateway, so it is ignored: rename it to LOG_LEVEL/,
+      ],
+      [
+        { PROVIDER_A_ACCOUNTS: 'a=b=c' },
+        [],
+        /^gateway: invalid setting PROVIDER_A_ACCOUNTS \/ --provider-a-accounts: the path of alias "a", "b=c", is relative; write it absolute/,
+      ],
+      [
+        { PROVIDER_A_TIMEOUT: '0.4ms' },
+        [],
+        /^gateway: invalid setting PROVIDER_A_TIMEOUT \/ --provider-a-timeout: is less than 1 ms.*write at least 1ms, or 0/,
+      ],
       [
         { PRIMARY_CUSTOM_TOOL_WIRE: 'xml' },
         [],
@@ -125,44 +153,44 @@ describe('gateway configuration (child process)', () => {
       [
         { GATEWAY_MODEL_CATALOG: badCatalog },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] \(id "x"\) has an unknown "provider"/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: models\[0\] \(id "x"\) has an unknown "provider"/,
       ],
       [
         { GATEWAY_MODEL_CATALOG: badEffort },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] \(id "x1"\) has "reasoning_effort" "bogus", not one of its "reasoning_efforts" \(low, high\): use one of them, or null for the upstream's default \(\/.*\/bad-effort\.json\)$/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: models\[0\] \(id "x1"\) has "reasoning_effort" "bogus", not one of its "reasoning_efforts" \(low, high\): use one of them, or null for the upstream's default \(\/.*\/bad-effort\.json\)$/,
       ],
       [
         { GATEWAY_MODEL_CATALOG: noDefault, GATEWAY_PROVIDERS: 'provider_a,provider_b' },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: the file names no "default_model", and the fallback "sol" \(a tier alias\) is no model of this catalog.*: add a "default_model" naming one of its ids, e\.g\. "g1"/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: the file names no "default_model", and the fallback "sol" \(a tier alias\) is no model of this catalog.*: add a "default_model" naming one of its ids, e\.g\. "g1"/,
       ],
       [
         { GATEWAY_MODEL_CATALOG: notJson },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: not readable JSON: Unexpected end of JSON input \(/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: not readable JSON: Unexpected end of JSON input \(/,
       ],
       // A directory where the file should be (a bind mount of a file missing on the host).
       [
         { GATEWAY_MODEL_CATALOG: scratch },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: is a directory, not a file \(EISDIR\): point the setting at the JSON file/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: is a directory, not a file \(EISDIR\): point the setting at the JSON file/,
       ],
       [
         { PRIMARY_FAITHFUL_PROFILE: scratch },
         [],
-        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE: is a directory, not a file \(EISDIR\)/,
+        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE \/ --primary-faithful-profile: is a directory, not a file \(EISDIR\)/,
       ],
       [
         { GATEWAY_MODEL_CATALOG: path.join(scratch, 'missing.json') },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: file not found/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: file not found: correct the path, or unset the setting for the built-in one \(/,
       ],
       // Thrown while Nest builds the providers: still one line, no framework output.
       [
         { PRIMARY_FAITHFUL_PROFILE: path.join(scratch, 'missing-profile.json') },
         [],
-        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE.*file not found/,
+        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE \/ --primary-faithful-profile: file not found: correct the path/,
       ],
       [
         { STRUCTURED_MODELS: 'gpt-5.6-sol,no-such-model' },
@@ -227,12 +255,12 @@ describe('gateway configuration (child process)', () => {
       [
         { HOME: scratch, GATEWAY_MODEL_CATALOG: '~/bad-catalog.json ' },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] \(id "x"\) has an unknown "provider"/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: models\[0\] \(id "x"\) has an unknown "provider"/,
       ],
       [
         { HOME: scratch, PRIMARY_FAITHFUL_PROFILE: '~/missing-profile.json' },
         [],
-        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE: file not found \(\/.*\/missing-profile\.json\)$/,
+        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE \/ --primary-faithful-profile: file not found: .* \(\/.*\/missing-profile\.json\)$/,
       ],
     ];
     const runs = await mapLimited(cases, 4, ([env, argv]) => runGateway(env, argv));

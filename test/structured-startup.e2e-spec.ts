@@ -51,7 +51,7 @@ describe('structured allowlist at startup', () => {
     const boot = createGatewayApp(config, { logStream: new LogCapture() });
     await expect(boot).rejects.toThrow(ConfigError);
     await expect(boot).rejects.toThrow(
-      /invalid setting STRUCTURED_MODELS.*"gpt-9000" is not a model id of the catalog/,
+      /invalid setting STRUCTURED_MODELS.*"gpt-9000" is not a model id of the catalog: name ids GET \/v1\/models lists, or unset it for the default allowlist \(got "gpt-5\.6-sol,gpt-9000"\)$/,
     );
   });
 });

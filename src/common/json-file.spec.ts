@@ -25,7 +25,9 @@ describe(readJsonFile.name, () => {
   });
 
   it('tells a missing file, a directory and text that is not JSON apart, with what the parser said', () => {
-    expect(problemOf(path.join(dir, 'nope.json'))).toBe('file not found');
+    expect(problemOf(path.join(dir, 'nope.json'))).toBe(
+      'file not found: correct the path, or unset the setting for the built-in one',
+    );
     expect(problemOf(dir)).toMatch(/^is a directory, not a file \(EISDIR\): point the setting at the JSON file/);
     fs.writeFileSync(path.join(dir, 'bad.json'), '{"models": [');
     expect(problemOf(path.join(dir, 'bad.json'))).toBe('not readable JSON: Unexpected end of JSON input');

@@ -11,7 +11,8 @@ export class JsonFileProblem extends Error {
 }
 
 /**
- * Reads and parses a JSON file a setting names (a model catalog, a faithful profile). Throws a
+ * Reads and parses a JSON file a setting names in place of a built-in one (a model catalog, a
+ * faithful profile). Throws a
  * JsonFileProblem telling a missing file, a directory, a file the gateway's user may not read and
  * text that is not JSON apart; the caller adds the setting and the path.
  */
@@ -35,7 +36,8 @@ export function fileReadProblem(error: unknown): string {
   const errno = errnoOf(error);
   switch (errno) {
     case 'ENOENT':
-      return 'file not found';
+      // Every file a setting names this way replaces a built-in one (a catalog, a faithful profile).
+      return 'file not found: correct the path, or unset the setting for the built-in one';
     case 'EISDIR':
       // What a bind mount of a host file that did not exist leaves: Docker creates a directory there.
       return 'is a directory, not a file (EISDIR): point the setting at the JSON file (a bind mount of a file missing on the host creates a directory in its place)';

@@ -128,6 +128,20 @@ describe(loadConfig.name, () => {
       expect(load({ PROVIDER_A_TIMEOUT: '1h' }).providerA.timeoutMs).toBe(3_600_000);
       expect(load({ PROVIDER_A_CLIENT_VERSION: ' 0.172.0 ' }).providerA.clientVersion).toBe('0.172.0');
       expect(load({ GATEWAY_STREAM_IDLE_TIMEOUT: '0' }).server.streamIdleTimeoutMs).toBe(0);
+      // Whole milliseconds: a fraction rounds, and a zero written with a unit is still 0.
+      expect(load({ PROVIDER_A_TIMEOUT: '1.6ms' }).providerA.timeoutMs).toBe(2);
+      expect(load({ PROVIDER_A_TIMEOUT: '0.0s' }).providerA.timeoutMs).toBe(0);
+      expect(load({ GATEWAY_DRAIN_TIMEOUT: '0ms' }).server.drainTimeoutMs).toBe(0);
+    });
+
+    it('refuses a duration that is not 0 but rounds to 0 ms, which would read as the meaning of 0', () => {
+      // PROVIDER_A_TIMEOUT=0 is "no bound": 0.4ms must not silently become that.
+      expect(configError(() => load({ PROVIDER_A_TIMEOUT: '0.4ms' }))).toBe(
+        'invalid setting PROVIDER_A_TIMEOUT / --provider-a-timeout: is less than 1 ms, and durations are whole milliseconds, so it would read as 0, which has its own meaning here; write at least 1ms, or 0 if that meaning is what you want (got "0.4ms")',
+      );
+      expect(configError(() => load({ GATEWAY_DRAIN_TIMEOUT: '0.0001s' }))).toMatch(
+        /^invalid setting GATEWAY_DRAIN_TIMEOUT \/ --gateway-drain-timeout: is less than 1 ms.*\(got "0\.0001s"\)$/,
+      );
     });
 
     it('accepts codex, gemini and claude as synonyms and removes duplicates', () => {
@@ -299,8 +313,9 @@ describe(loadConfig.name, () => {
             loginCommand: `run \`claude setup-token\` on the gateway's machine and write the token it prints to ${scratch}/personal.token`,
           },
         ]);
-        expect(configError(() => load({ PROVIDER_C_ACCOUNTS: `gone=${path.join(scratch, 'missing')}` }))).toBe(
-          `invalid setting PROVIDER_C_ACCOUNTS: gone: ${path.join(scratch, 'missing')} is neither a Claude Code config directory nor a token file`,
+        const missing = path.join(scratch, 'missing');
+        expect(configError(() => load({ PROVIDER_C_ACCOUNTS: `gone=${missing}` }))).toBe(
+          `invalid setting PROVIDER_C_ACCOUNTS / --provider-c-accounts: the path of alias "gone", ${missing}, does not exist, so it is neither a Claude Code config directory nor a token file: for a config directory, run \`CLAUDE_CONFIG_DIR=${missing} claude\` on the gateway's machine, then \`/login\` (it rewrites ${missing}/.credentials.json); for a token file, run \`claude setup-token\` on the gateway's machine and write the token it prints to ${missing}; or correct the path`,
         );
       } finally {
         fs.rmSync(scratch, { recursive: true, force: true });
@@ -439,8 +454,13 @@ describe(loadConfig.name, () => {
       );
       expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'bad alias!=/x' })).toThrow(/alias of 1-32 letters/);
       expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x,a=/y' })).toThrow(/alias "a" is used twice/);
-      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x', PROVIDER_A_AUTH_FILE: '/y' })).toThrow(
-        /either PROVIDER_A_ACCOUNTS or PROVIDER_A_AUTH_FILE/,
+      expect(configError(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x', PROVIDER_A_AUTH_FILE: '/y' }))).toBe(
+        'invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: PROVIDER_A_AUTH_FILE / --provider-a-auth-file is set too (got "/y"), and which login to use would be a guess: unset PROVIDER_A_AUTH_FILE, and list its file in PROVIDER_A_ACCOUNTS (alias=/y) if it is one of the logins',
+      );
+      expect(
+        configError(() => loadConfig({ HOME, PROVIDER_B_ACCOUNTS: 'a=/x' }, ['--provider-b-auth-file=/y'])),
+      ).toMatch(
+        /^invalid setting PROVIDER_B_ACCOUNTS \/ --provider-b-accounts: PROVIDER_B_AUTH_FILE \/ --provider-b-auth-file is set too/,
       );
       expect(() => loadConfig({ HOME, PROVIDER_A_CLIENT_VERSION: '0.172.0&x=1' })).toThrow(
         /PROVIDER_A_CLIENT_VERSION \/ --provider-a-client-version: must be a Codex CLI version such as 0\.171\.0/,
@@ -448,6 +468,31 @@ describe(loadConfig.name, () => {
       expect(() => loadConfig({ HOME, ACCOUNT_COOLDOWN_DEFAULT: '0' })).toThrow(
         /ACCOUNT_COOLDOWN_DEFAULT.*positive duration/,
       );
+    });
+
+    it('refuses one login file listed under two aliases, which would refresh one token twice and count its plan twice', () => {
+      expect(configError(() => load({ PROVIDER_A_ACCOUNTS: `a=~/x,b=${HOME}/x` }))).toBe(
+        `invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: aliases "a" and "b" name the same login, ${HOME}/x; list each login once, under one alias (got "a=~/x,b=${HOME}/x")`,
+      );
+      // The same file however it is spelt: a trailing slash, a `.` or `..` step.
+      expect(configError(() => load({ PROVIDER_B_ACCOUNTS: 'w=/logins/x/../y, h=/logins/./y' }))).toMatch(
+        /PROVIDER_B_ACCOUNTS \/ --provider-b-accounts: aliases "w" and "h" name the same login, \/logins\/y;/,
+      );
+      expect(configError(() => load({ PROVIDER_C_ACCOUNTS: 'w=/c/work/,h=/c/work' }))).toMatch(
+        /PROVIDER_C_ACCOUNTS.*aliases "w" and "h" name the same login, \/c\/work;/,
+      );
+    });
+
+    it('refuses a relative login path, which would depend on the directory the gateway was started in', () => {
+      expect(configError(() => load({ PROVIDER_A_ACCOUNTS: 'a=b=c' }))).toBe(
+        'invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: the path of alias "a", "b=c", is relative; write it absolute (/…) or from the home (~/…) (got "a=b=c")',
+      );
+      expect(configError(() => load({ PROVIDER_C_ACCOUNTS: 'a=/c/ok,b=logins/b.token' }))).toMatch(
+        /PROVIDER_C_ACCOUNTS.*the path of alias "b", "logins\/b\.token", is relative/,
+      );
+      // `~user` is no home a shell would expand here either.
+      expect(configError(() => load({ PROVIDER_B_ACCOUNTS: 'a=~me/x' }))).toMatch(/alias "a", "~me\/x", is relative/);
+      expect(load({ PROVIDER_A_ACCOUNTS: 'a=~' }).providerA.accounts[0].loginFile).toBe(HOME);
     });
 
     it('names the flag for a bad flag value', () => {

@@ -11,7 +11,7 @@ import type {
 } from './settings';
 import { familyIds, families } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
-import { allSettings, settingsByEnv, settingsByFlag, writtenDefault } from './settings';
+import { allSettings, flagOf, settingsByEnv, settingsByFlag, writtenDefault } from './settings';
 import type { ParseContext } from './setting-parsers';
 import { SettingRuleError } from './setting-parsers';
 import { quoted } from '../core/quoted';
@@ -311,8 +311,9 @@ export function accountLogins(
 ): AccountLogin[] {
   if (!listed) return [{ alias: DEFAULT_ACCOUNT_ALIAS, loginFile: singleFile ?? defaultFile }];
   if (singleFile !== undefined) {
+    const [accounts, authFile] = [`${prefix}_ACCOUNTS`, `${prefix}_AUTH_FILE`];
     throw new ConfigError(
-      `invalid setting ${prefix}_ACCOUNTS: set either ${prefix}_ACCOUNTS or ${prefix}_AUTH_FILE, not both`,
+      `invalid setting ${accounts} / ${flagOf(accounts)}: ${authFile} / ${flagOf(authFile)} is set too (got ${quoted(singleFile)}), and which login to use would be a guess: unset ${authFile}, and list its file in ${accounts} (alias=${singleFile}) if it is one of the logins`,
     );
   }
   return listed.map(({ alias, location }) => ({ alias, loginFile: location }));

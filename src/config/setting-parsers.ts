@@ -15,13 +15,24 @@ export interface ParseContext {
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** `500ms`, `90s`, `5m`, `1h` or `0` → milliseconds. */
+/**
+ * `500ms`, `90s`, `5m`, `1h` or `0` → whole milliseconds, rounded. A value that is not 0 but rounds
+ * to 0 is refused: 0 has a meaning of its own in many rows (no bound, off, at once), which a
+ * `0.4ms` meant as a tiny bound must not silently take.
+ */
 export function parseDuration(raw: string): number {
   const value = raw.trim();
   if (value === '0') return 0;
   const match = DURATION.exec(value);
   if (!match) throw new SettingRuleError('must be a duration such as 500ms, 90s, 5m, 1h or 0');
-  return Math.round(Number(match[1]) * UNIT_MS[match[2]]);
+  const given = Number(match[1]) * UNIT_MS[match[2]];
+  const ms = Math.round(given);
+  if (ms === 0 && given !== 0) {
+    throw new SettingRuleError(
+      'is less than 1 ms, and durations are whole milliseconds, so it would read as 0, which has its own meaning here; write at least 1ms, or 0 if that meaning is what you want',
+    );
+  }
+  return ms;
 }
 
 /** A duration of more than 0, for an interval or timeout that 0 would turn into a busy loop or an instant failure. */

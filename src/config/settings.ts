@@ -1,4 +1,5 @@
 import { isIPv6 } from 'node:net';
+import * as path from 'node:path';
 import { families, familyIds } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
 import type { ParseContext } from './setting-parsers';
@@ -141,21 +142,42 @@ export interface AccountSetting {
   readonly location: string;
 }
 
-/** `alias=path,alias=path`: aliases unique and label-safe, paths non-empty, a leading `~` the home. */
+/**
+ * `alias=path,alias=path`: aliases unique and label-safe, paths absolute or from the home (a
+ * leading `~`), each login listed once. A relative path would name a different file from each
+ * directory the gateway is started in. Two aliases of one location would be two logins sharing one
+ * refresh token, each refreshing it (the upstream revokes the one refreshed first) and its plan
+ * counted twice; the location is compared as written, normalized, so a symbolic link is not seen.
+ */
 export function parseAccounts(raw: string, context: ParseContext): AccountSetting[] {
   const entries = parseList(raw);
   if (entries.length === 0) throw new SettingRuleError('must list at least one alias=path');
+  const aliasOf = new Map<string, string>();
   const seen = new Set<string>();
   return entries.map((entry) => {
     const equals = entry.indexOf('=');
     const alias = equals === -1 ? '' : entry.slice(0, equals).trim();
-    const location = equals === -1 ? '' : entry.slice(equals + 1).trim();
-    if (!ALIAS.test(alias) || location === '') {
+    const written = equals === -1 ? '' : entry.slice(equals + 1).trim();
+    if (!ALIAS.test(alias) || written === '') {
       throw new SettingRuleError('each entry must be alias=path with an alias of 1-32 letters, digits, _ or -');
     }
     if (seen.has(alias)) throw new SettingRuleError(`alias "${alias}" is used twice`);
     seen.add(alias);
-    return { alias, location: expandHome(location, context.home) };
+    const location = expandHome(written, context.home);
+    if (!path.isAbsolute(location)) {
+      throw new SettingRuleError(
+        `the path of alias "${alias}", ${JSON.stringify(written.slice(0, 80))}, is relative; write it absolute (/…) or from the home (~/…)`,
+      );
+    }
+    const normalized = path.normalize(location).replace(/(.)\/+$/, '$1');
+    const earlier = aliasOf.get(normalized);
+    if (earlier !== undefined) {
+      throw new SettingRuleError(
+        `aliases "${earlier}" and "${alias}" name the same login, ${normalized}; list each login once, under one alias`,
+      );
+    }
+    aliasOf.set(normalized, alias);
+    return { alias, location: normalized };
   });
 }
 
@@ -351,7 +373,7 @@ const LEADING_ROWS = [
     'GATEWAY_DRAIN_TIMEOUT',
     'server.drainTimeoutMs',
     '30s',
-    "How long in-flight work may finish after SIGTERM/SIGINT/SIGHUP; what still runs then is ended with the draining error (a 503, or a stream's error chunk).",
+    "How long in-flight work may finish after SIGTERM/SIGINT/SIGHUP; what still runs then is ended with the draining error (a 503, or a stream's error chunk). 0: nothing may finish, what is in flight is ended at once (the gateway exits at once when nothing is).",
     parseDuration,
   ),
   bool('METRICS_ENABLED', 'metricsEnabled', 'true', 'Serve GET /metrics (Prometheus text).'),
@@ -554,7 +576,7 @@ const TRAILING_ROWS = [
     'STRUCTURED_QUEUE_TIMEOUT',
     'structured.queueTimeoutMs',
     '30s',
-    'Longest wait for a structured slot.',
+    "Longest wait for a structured slot, then rate_limited. 0: no bound of its own, so only the request's deadline (deadline_ms, else STRUCTURED_MAX_DEADLINE) ends the wait.",
     parseDuration,
   ),
   setting(
@@ -568,7 +590,7 @@ const TRAILING_ROWS = [
     'STRUCTURED_IDEMPOTENCY_TTL',
     'structured.idempotencyTtlMs',
     '10m',
-    'How long a stored structured response replays, from the moment it is stored.',
+    'How long a stored structured response replays, from the moment it is stored. 0: nothing is stored, so a retry with the same key runs again; requests with the key that arrive while the first runs still share its answer.',
     parseDuration,
   ),
   setting(
@@ -738,6 +760,11 @@ export function settingsByEnv(
   rows: readonly SettingDefinition<unknown, SettingName>[] = allSettings(),
 ): ReadonlyMap<SettingName, SettingDefinition<unknown, SettingName>> {
   return new Map(rows.map((definition) => [definition.env, definition]));
+}
+
+/** The flag of a setting, for a refusal that names a setting its parser did not (the `--kebab-case` of a name outside the table). */
+export function flagOf(env: string): string {
+  return allSettings().find((definition) => definition.env === env)?.flag ?? kebab(env);
 }
 
 /** Every setting by its flag, and by the `--kebab-case` of its env name where the flag differs. */

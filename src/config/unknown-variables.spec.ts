@@ -1,5 +1,5 @@
 import { allSettings, setting } from './settings';
-import { OWN_PREFIXES, unknownSettingVariables, unknownVariableFix } from './unknown-variables';
+import { OWN_PREFIXES, refusalLine, unknownSettingVariables, unknownVariableFix } from './unknown-variables';
 
 const SETTINGS = allSettings();
 
@@ -76,5 +76,21 @@ describe(unknownSettingVariables.name, () => {
     expect(unknownVariableFix({ variable: 'STRUCTURED_ENABLED', closest: 'STRUCTURED_INFERENCE_ENABLED' })).toBe(
       'STRUCTURED_ENABLED is no setting of the gateway, so it is ignored: rename it to STRUCTURED_INFERENCE_ENABLED if that is what you meant, else remove it (docs/configuration.md lists the settings)',
     );
+  });
+});
+
+describe(refusalLine.name, () => {
+  it("puts each unknown variable's fix on the refusal's one line, after it", () => {
+    const refusal =
+      'invalid setting GATEWAY_HOST / --gateway-host: "0.0.0.0" is not loopback, so GATEWAY_BEARER_SECRET must be set';
+    expect(refusalLine(refusal, [])).toBe(refusal);
+    const line = refusalLine(refusal, [
+      { variable: 'GATEWAY_BEARER_SECRT', closest: 'GATEWAY_BEARER_SECRET' },
+      { variable: 'LOG_LEVLE', closest: 'LOG_LEVEL' },
+    ]);
+    expect(line).toBe(
+      `${refusal}; also GATEWAY_BEARER_SECRT is no setting of the gateway, so it is ignored: rename it to GATEWAY_BEARER_SECRET if that is what you meant, else remove it (docs/configuration.md lists the settings); also LOG_LEVLE is no setting of the gateway, so it is ignored: rename it to LOG_LEVEL if that is what you meant, else remove it (docs/configuration.md lists the settings)`,
+    );
+    expect(line).not.toContain('\n');
   });
 });

@@ -72,3 +72,12 @@ export function unknownSettingVariables(
 export function unknownVariableFix({ variable, closest }: UnknownVariable): string {
   return `${variable} is no setting of the gateway, so it is ignored: rename it to ${closest} if that is what you meant, else remove it (docs/configuration.md lists the settings)`;
 }
+
+/**
+ * A startup refusal's one line, with each unknown variable's fix after it: a misspelt name is
+ * often why the refusal came (`GATEWAY_BEARER_SECRT` leaves the secret an open bind needs unset),
+ * and the gateway stops before its startup warnings would name it.
+ */
+export function refusalLine(refusal: string, unknownVariables: readonly UnknownVariable[]): string {
+  return [refusal, ...unknownVariables.map(unknownVariableFix)].join('; also ');
+}

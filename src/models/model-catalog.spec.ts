@@ -191,7 +191,7 @@ describe(ModelCatalog.name, () => {
       const onlyB = entry({ id: 'team-gemini', provider: 'provider_b', upstream_model: 'gemini-2.5-pro' });
       expect(() => ModelCatalog.load(write('b.json', { models: [onlyB] }), ALL)).toThrow(
         new ConfigError(
-          `invalid setting GATEWAY_MODEL_CATALOG: the file names no "default_model", and the fallback "sol" (a tier alias) is no model of this catalog, whose rows define no sol tier model: add a "default_model" naming one of its ids, e.g. "team-gemini" (what a chat request without model asks for) (${path.join(directory, 'b.json')})`,
+          `invalid setting GATEWAY_MODEL_CATALOG / --gateway-model-catalog: the file names no "default_model", and the fallback "sol" (a tier alias) is no model of this catalog, whose rows define no sol tier model: add a "default_model" naming one of its ids, e.g. "team-gemini" (what a chat request without model asks for) (${path.join(directory, 'b.json')})`,
         ),
       );
       // Checked with every family enabled: a default of a disabled family only warns (models.module.ts).
@@ -219,16 +219,20 @@ describe(ModelCatalog.name, () => {
     });
 
     it.each([
-      ['a missing file', () => path.join(directory, 'nope.json'), /GATEWAY_MODEL_CATALOG: file not found/],
+      [
+        'a missing file',
+        () => path.join(directory, 'nope.json'),
+        /^invalid setting GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: file not found: correct the path, or unset the setting for the built-in one \(.*nope\.json\)$/,
+      ],
       [
         'invalid JSON',
         () => write('bad.json', '{"models": ['),
-        /GATEWAY_MODEL_CATALOG: not readable JSON: Unexpected end of JSON input \(.*bad\.json\)$/,
+        /GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: not readable JSON: Unexpected end of JSON input \(.*bad\.json\)$/,
       ],
       [
         'a directory',
         () => directory,
-        /GATEWAY_MODEL_CATALOG: is a directory, not a file \(EISDIR\): point the setting at the JSON file/,
+        /GATEWAY_MODEL_CATALOG \/ --gateway-model-catalog: is a directory, not a file \(EISDIR\): point the setting at the JSON file/,
       ],
       ['no models array', () => write('shape.json', { data: [] }), /"models" array/],
       [

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
+import { flagOf } from '../config/settings';
 import { JsonFileProblem, readJsonFile } from '../common/json-file';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
@@ -145,7 +146,10 @@ export class ModelCatalog {
       const { entries, infos } = builtInRows();
       return new ModelCatalog(entries, enabledProviders, FALLBACK_DEFAULT_MODEL, infos, live);
     }
-    const problem = (text: string) => new ConfigError(`invalid setting GATEWAY_MODEL_CATALOG: ${text} (${filePath})`);
+    const problem = (text: string) =>
+      new ConfigError(
+        `invalid setting GATEWAY_MODEL_CATALOG / ${flagOf('GATEWAY_MODEL_CATALOG')}: ${text} (${filePath})`,
+      );
     const document = readCatalogDocument(filePath, problem);
     const { entries, infos } = catalogRows(document, familyIds(), problem);
     const defaultModel = checkedDefaultModel(document, entries, problem);

@@ -77,7 +77,7 @@ export class StructuredAllowlist {
       const entry = byId.get(id);
       if (!entry) {
         throw new ConfigError(
-          `invalid setting STRUCTURED_MODELS / --structured-models: ${quoted(id)} is not a model id of the catalog`,
+          `invalid setting STRUCTURED_MODELS / --structured-models: ${quoted(id)} is not a model id of the catalog: name ids GET /v1/models lists, or unset it for the default allowlist${requested ? ` (got ${quoted(requested.join(','))})` : ''}`,
         );
       }
       if (!servesStrictSchemas(entry)) dropped.push({ id, reason: 'no_strict_schema' });

@@ -31,16 +31,22 @@ describe('provider_a faithful profile', () => {
   it('fails with a ConfigError naming PRIMARY_FAITHFUL_PROFILE for a missing, broken or invalid file', () => {
     const missing = path.join(dir, 'nope.json');
     expect(() => loadFaithfulProfile(missing)).toThrow(ConfigError);
-    expect(() => loadFaithfulProfile(missing)).toThrow(/PRIMARY_FAITHFUL_PROFILE: file not found/);
+    expect(() => loadFaithfulProfile(missing)).toThrow(
+      /^invalid setting PRIMARY_FAITHFUL_PROFILE \/ --primary-faithful-profile: file not found: correct the path, or unset the setting for the built-in one \(.*nope\.json\)$/,
+    );
     const broken = path.join(dir, 'broken.json');
     fs.writeFileSync(broken, '{');
     expect(() => loadFaithfulProfile(broken)).toThrow(
-      /PRIMARY_FAITHFUL_PROFILE: not readable JSON: Expected property name or '}' in JSON at position 1/,
+      /PRIMARY_FAITHFUL_PROFILE \/ --primary-faithful-profile: not readable JSON: Expected property name or '}' in JSON at position 1/,
     );
-    expect(() => loadFaithfulProfile(dir)).toThrow(/PRIMARY_FAITHFUL_PROFILE: is a directory, not a file \(EISDIR\)/);
+    expect(() => loadFaithfulProfile(dir)).toThrow(
+      /PRIMARY_FAITHFUL_PROFILE \/ --primary-faithful-profile: is a directory, not a file \(EISDIR\)/,
+    );
     const invalid = path.join(dir, 'invalid.json');
     fs.writeFileSync(invalid, JSON.stringify({ instructions: 'x', tools: 'no' }));
-    expect(() => loadFaithfulProfile(invalid)).toThrow(/PRIMARY_FAITHFUL_PROFILE: "tools" must be an array of objects/);
+    expect(() => loadFaithfulProfile(invalid)).toThrow(
+      /PRIMARY_FAITHFUL_PROFILE \/ --primary-faithful-profile: "tools" must be an array of objects/,
+    );
   });
 
   it("puts today's date and the zone into the scaffold and edits nothing else", () => {

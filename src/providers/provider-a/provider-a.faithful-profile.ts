@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { ConfigError } from '../../config/app-config';
+import { flagOf } from '../../config/settings';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import { JsonFileProblem, readJsonFile } from '../../common/json-file';
 
@@ -54,10 +55,11 @@ export function loadFaithfulProfile(filePath: string | undefined): FaithfulProfi
     document = readJsonFile(source);
   } catch (error) {
     if (!(error instanceof JsonFileProblem)) throw error;
-    throw new ConfigError(`invalid setting ${SETTING}: ${error.message} (${source})`);
+    throw new ConfigError(`invalid setting ${SETTING} / ${flagOf(SETTING)}: ${error.message} (${source})`);
   }
   const profile = parseFaithfulProfile(document);
-  if (typeof profile === 'string') throw new ConfigError(`invalid setting ${SETTING}: ${profile} (${source})`);
+  if (typeof profile === 'string')
+    throw new ConfigError(`invalid setting ${SETTING} / ${flagOf(SETTING)}: ${profile} (${source})`);
   return profile;
 }
 

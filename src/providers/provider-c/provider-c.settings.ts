@@ -1,12 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { errnoOf } from '../../common/errno';
+import { gatewayUser } from '../../common/gateway-user';
 import { isClaudeCredentialRoute } from '../../accounts/provider-c/provider-c.credential-routes';
 import type { ProviderCLogin } from '../../accounts/provider-c/provider-c.credentials';
 import { claudeLoginCommand, claudeTokenFileCommand } from '../../accounts/provider-c/provider-c.credentials';
 import type { FamilyDerivedConfig } from '../../config/app-config';
 import { ConfigError, DEFAULT_ACCOUNT_ALIAS } from '../../config/app-config';
 import type { AccountSetting, FamilySettings } from '../../config/settings';
-import { parseAccounts, setting } from '../../config/settings';
+import { flagOf, parseAccounts, setting } from '../../config/settings';
 import { expandHome, parseDuration, parsePath, parsePositiveInteger, parseUrl } from '../../config/setting-parsers';
 
 /** provider_c's rows: its logins, its refresh endpoint, the CLI it runs and its limits. */
@@ -67,6 +69,8 @@ declare module '../../config/app-config' {
   }
 }
 
+const ACCOUNTS = 'PROVIDER_C_ACCOUNTS';
+
 /** The gateway's own secret, which no provider_c child may inherit (docs/upstream/provider-c.md §3.2). */
 const GATEWAY_SECRET = 'GATEWAY_BEARER_SECRET';
 
@@ -114,9 +118,9 @@ function providerCLogins(
     let stat: fs.Stats;
     try {
       stat = fs.statSync(resolved);
-    } catch {
+    } catch (error) {
       throw new ConfigError(
-        `invalid setting PROVIDER_C_ACCOUNTS: ${alias}: ${resolved} is neither a Claude Code config directory nor a token file`,
+        `invalid setting ${ACCOUNTS} / ${flagOf(ACCOUNTS)}: ${unusableLocation(alias, resolved, error)}`,
       );
     }
     if (!stat.isDirectory())
@@ -136,4 +140,16 @@ function providerCLogins(
     // `claude` alone keeps its login in ~/.claude; any other directory is named in its command.
     return resolved === path.join(home, '.claude') ? login : { ...login, loginCommand: claudeLoginCommand(resolved) };
   });
+}
+
+/** What is wrong with a listed location that cannot be examined, and how to make it a login. */
+function unusableLocation(alias: string, location: string, error: unknown): string {
+  const errno = errnoOf(error);
+  if (errno === 'ENOENT' || errno === 'ENOTDIR') {
+    return (
+      `the path of alias "${alias}", ${location}, does not exist, so it is neither a Claude Code config directory nor a token file: ` +
+      `for a config directory, ${claudeLoginCommand(location)}; for a token file, ${claudeTokenFileCommand(location)}; or correct the path`
+    );
+  }
+  return `the path of alias "${alias}", ${location}, cannot be examined (${errno ?? 'unknown error'}): let ${gatewayUser()} into its directories, or correct the path`;
 }
