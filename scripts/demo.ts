@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import pino from 'pino';
 import { createGatewayApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
+import { StructuredAllowlist } from '../src/structured/structured-allowlist';
 import { FakeProviderA } from '../test/support/fake-provider-a';
 import { FakeCodeAssist } from '../test/support/fake-provider-b';
 import { providerASettings } from '../test/support/provider-a-fixtures';
@@ -44,7 +45,9 @@ async function main(): Promise<void> {
   // The bound port, not the configured one: GATEWAY_PORT=0 (a free port, as the docs test uses) works too.
   const { port: boundPort } = app.getHttpServer().address() as AddressInfo;
   const base = `http://${config.server.host}:${boundPort}`;
-  process.stdout.write(instructions(base, logFile));
+  // The structured example names a model of the allowlist this gateway built from its settings.
+  const structuredModel = app.get(StructuredAllowlist).ids[0];
+  process.stdout.write(instructions(base, logFile, structuredModel));
 
   const stop = () => {
     (async () => {
@@ -61,7 +64,7 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-function instructions(base: string, logFile: string): string {
+function instructions(base: string, logFile: string, structuredModel: string): string {
   const tool = `{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}}`;
   return `
 LLM gateway demo — the real gateway in front of fake upstreams (no login needed)
@@ -86,14 +89,16 @@ The continuation (send the tool result back; the model answers):
 
 Structured inference (JSON validated against your schema):
   curl -s ${base}/v1/structured/inference -H 'content-type: application/json' \\
-    -d '{"request_id":"demo-1","idempotency_key":"demo-key-1","model":"gpt-5.6-sol","input":"Revenue grew 12%.","schema":{"type":"object","additionalProperties":false,"required":["headline","growth_percent"],"properties":{"headline":{"type":"string"},"growth_percent":{"type":"integer"}}}}'
+    -d '{"request_id":"demo-1","idempotency_key":"demo-key-1","model":"${structuredModel}","input":"Revenue grew 12%.","schema":{"type":"object","additionalProperties":false,"required":["headline","growth_percent"],"properties":{"headline":{"type":"string"},"growth_percent":{"type":"integer"}}}}'
 
 With the openai SDK (from this directory):
   node -e 'const OpenAI = require("openai").default; const client = new OpenAI({ baseURL: "${base}/v1", apiKey: "demo" });
     (async () => { const stream = await client.chat.completions.create({ model: "gpt-5.6-sol", stream: true, messages: [{ role: "user", content: "Hi" }] });
     for await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? ""); console.log(); })();'
 
-Metrics: curl -s ${base}/metrics | grep gateway_chat_api_requests_total
+The requests so far, in the Prometheus metrics:
+  curl -s ${base}/metrics | grep gateway_chat_api_requests_total
+
 Press Ctrl-C to stop.
 `;
 }

@@ -14,7 +14,8 @@ import { writeAuthFile } from './support/provider-a-fixtures';
  * blocks with bash, the TypeScript blocks type-checked and run with node, against `npm run demo`
  * (the real gateway in front of fake upstreams) started by the README's own block, or against
  * `npm start`. The one change made to a block: the documented address 127.0.0.1:8088 becomes the
- * free port the demo (or `npm start`) listens on, so parallel runs never collide. A block that
+ * free port the demo (or `npm start`) listens on, so parallel runs never collide. The commands the
+ * demo itself prints (curl, and the `openai` SDK one-liner) are run as printed too. A block that
  * cannot run here carries a `<!-- docs-run: skip — why -->` line right above it; the first test
  * fails on a pasteable block that is neither run below nor marked so. Output, configuration and
  * diagrams (`json`, `text`, `yaml`, `promql`, an unlabelled fence) are shown, not pasted into a
@@ -207,6 +208,23 @@ function serve(
   return { child, ready };
 }
 
+/**
+ * The commands `npm run demo` prints: a line opening with two spaces and `curl ` or `node `, with
+ * the lines indented further right below it (a `\` continuation, or the rest of a quoted script).
+ */
+function printedCommands(text: string): string[] {
+  const commands: string[] = [];
+  let open = false;
+  for (const line of text.split('\n')) {
+    if (/^ {2}(?:curl|node) /.test(line)) {
+      commands.push(line.slice(2));
+      open = true;
+    } else if (open && /^ {4}/.test(line)) commands[commands.length - 1] += `\n${line}`;
+    else open = false;
+  }
+  return commands;
+}
+
 describe('README.md and docs/: every block a reader would paste is run, or says why not', () => {
   it('has no pasteable block that is neither run below nor marked with the reason it is skipped', () => {
     expect(pasted.filter((block) => !block.skip && !run.has(block)).map(where)).toEqual([]);
@@ -255,6 +273,8 @@ describe("the blocks, run against `npm run demo` started by the README's block",
   let port = 0;
   let home = '';
   let snippets = '';
+  /** What the demo printed, from its address line to its last line. */
+  let instructions = '';
 
   beforeAll(async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-run-home-'));
@@ -265,10 +285,12 @@ describe("the blocks, run against `npm run demo` started by the README's block",
     const started = serve(
       demoBlock.code,
       readerEnvironment(home, { GATEWAY_PORT: '0' }),
-      /gateway\s+http:\/\/127\.0\.0\.1:(\d+)/,
+      /gateway\s+http:\/\/127\.0\.0\.1:(\d+)[\s\S]*Press Ctrl-C to stop\.\n/,
     );
     demo = started.child;
-    port = Number((await started.ready)[1]);
+    const ready = await started.ready;
+    port = Number(ready[1]);
+    instructions = ready[0];
   }, HANG_GUARD_MS);
 
   afterAll(() => {
@@ -295,6 +317,35 @@ describe("the blocks, run against `npm run demo` started by the README's block",
         'm',
       ),
     );
+  });
+
+  it('README "Try it without any login": every command the demo prints succeeds, run as printed', async () => {
+    const commands = printedCommands(instructions);
+    // Every curl and node command in the text is one of those run, so none is printed in a shape missed here.
+    expect(commands.length).toBe(instructions.match(/\b(?:curl|node) -/g)?.length);
+    expect(commands.length).toBeGreaterThanOrEqual(7);
+    expect(commands.filter((command) => command.includes('/v1/structured/inference'))).toHaveLength(1);
+    expect(commands.filter((command) => command.startsWith('node -e'))).toHaveLength(1);
+    // A reader's curl, told to fail on an HTTP error status (`curl -s` exits 0 on a 404 otherwise):
+    // the commands stay as printed, their curl reads this HOME's .curlrc.
+    const curlHome = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-run-curl-home-'));
+    try {
+      fs.writeFileSync(path.join(curlHome, '.curlrc'), 'fail-with-body\n');
+      // In the printed order: the metrics line counts the chats before it.
+      for (const command of commands) {
+        const ran = await runShell(command, readerEnvironment(curlHome));
+        // An error answer (or one inside a stream) is shown in full.
+        const error = /"error"/.test(ran.stdout) && ran.stdout;
+        expect({ command, code: ran.code, error, answered: ran.stdout.trim() !== '' }).toEqual({
+          command,
+          code: 0,
+          error: false,
+          answered: true,
+        });
+      }
+    } finally {
+      fs.rmSync(curlHome, { recursive: true, force: true });
+    }
   });
 
   it('README bearer example: `npm start` with a generated secret serves /v1/models to that bearer, and stops', async () => {
