@@ -47,7 +47,7 @@ export async function runSetupCheck(config: AppConfig, options: SetupCheckOption
       ),
     );
     mine.forEach(({ login, check }, index) => {
-      lines.push(`  ${loginStateMessage(provider, login.account, check, login.loginCommand)}`);
+      lines.push(`  ${loginStateMessage(provider, login.account, check, login.loginCommand, login.loginFile)}`);
       if (check.expiresAt !== undefined) lines.push(`    token expires: ${expiryText(check.expiresAt, now)}`);
       if (planLines[index] !== undefined) lines.push(`    ${planLines[index]}`);
     });

@@ -377,7 +377,7 @@ describe("the blocks, run against `npm run demo` started by the README's block",
       expect(ran.stdout).toContain('provider_a login "default" (Codex CLI): usable');
       expect(ran.stdout).toMatch(/^ {4}token expires: \S+ \(in [^)]+\)$/m);
       expect(ran.stdout).toContain(
-        'provider_b login "default" (Gemini CLI): missing (no login file); to fix: run `gemini` on the gateway\'s machine and choose "Login with Google"',
+        `provider_b login "default" (Gemini CLI): missing (no login file at ${path.join(readerHome, '.gemini', 'oauth_creds.json')}); to fix: run \`gemini\` on the gateway's machine and choose "Login with Google"`,
       );
       expect(ran.stdout).toMatch(
         /^provider_c \(Claude Code CLI\)\n {2}provider_c login "default" \(Claude Code CLI[^)]*\): .*; to fix: /m,

@@ -63,6 +63,13 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** The file each family's default login is looked for in, as this spec configures them. */
+const loginFiles = (): Record<string, string | undefined> => ({
+  provider_a: path.join(codexHome, 'auth.json'),
+  provider_b: path.join(dir, 'gemini', 'oauth_creds.json'),
+  provider_c: undefined,
+});
+
 /** Polls until `check` passes (generous bound: the report re-checks every 10 s). */
 async function eventually(check: () => Promise<void> | void, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -90,6 +97,10 @@ describe('a gateway started with no logins', () => {
       });
       expect(line.msg).toContain(`${provider} login "default"`);
       expect(line.msg).toContain(command);
+      // The file its check looked for; provider_c's own login is the CLI's answer (`claude auth status`), no file.
+      const file = loginFiles()[provider];
+      expect(line.path).toBe(file);
+      if (file !== undefined) expect(line.msg).toContain(`: missing (no login file at ${file}); to fix: `);
       const [warning] = gateway.logs.records('login_none_usable').filter((record) => record.provider === provider);
       expect(warning).toMatchObject({ level: 40, accounts: ['default'] });
       expect(warning.msg).toContain(command);

@@ -1,7 +1,9 @@
 import * as path from 'node:path';
 import { runGateway } from './support/child-gateway';
+import { closedLoopbackPort } from './support/closed-port';
 import { completed, created, errorEvent, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { writeCredsFile } from './support/provider-b-fixtures';
 
 /**
  * The setup check, run as a user runs it (`node dist/main.js --check [--live]`, here from source
@@ -56,16 +58,42 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
     );
   });
 
-  it('fails on a missing login, naming the fix the startup report names', async () => {
+  it('fails on a missing login, naming the file it looked for and the fix the startup report names', async () => {
     // provider_b's default login file is under the child's private, empty HOME.
     const run = await runGateway({ GATEWAY_PROVIDERS: 'provider_b' }, ['--check']);
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain(
-      'provider_b login "default" (Gemini CLI): missing (no login file); to fix: run `gemini` on the gateway\'s machine and choose "Login with Google"',
+    expect(run.stdout).toMatch(
+      /^ {2}provider_b login "default" \(Gemini CLI\): missing \(no login file at \/\S+\/\.gemini\/oauth_creds\.json\); to fix: run `gemini` on the gateway's machine and choose "Login with Google"$/m,
     );
     expect(run.stdout).toContain('provider_b has no usable login, so its models answer errors; to fix: run `gemini`');
     expect(run.stdout).toContain(
       'setup check failed: 1 of 1 enabled families have no usable login (provider_b); run the fix above, or leave the family out of GATEWAY_PROVIDERS',
+    );
+  });
+
+  it('finds a Gemini login made with GEMINI_CLI_HOME set, under that home as the Gemini CLI writes it', async () => {
+    const cliHome = path.join(home(), 'gemini-cli-home');
+    writeCredsFile(path.join(cliHome, '.gemini'));
+    // The plan read (retrieveUserQuota) goes to a port nothing listens on: no call leaves the machine.
+    const run = await runGateway(
+      {
+        GATEWAY_PROVIDERS: 'provider_b',
+        GEMINI_CLI_HOME: cliHome,
+        PROVIDER_B_URL: `http://127.0.0.1:${await closedLoopbackPort()}/v1internal`,
+      },
+      ['--check'],
+    );
+    expect(run.stdout).toContain('provider_b login "default" (Gemini CLI): usable\n');
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+  });
+
+  it('with GEMINI_CLI_HOME set and no login there, names the file under it and the command that writes it', async () => {
+    const cliHome = path.join(home(), 'gemini-cli-home');
+    const run = await runGateway({ GATEWAY_PROVIDERS: 'provider_b', GEMINI_CLI_HOME: cliHome }, ['--check']);
+    expect(run.code).toBe(1);
+    const file = path.join(cliHome, '.gemini', 'oauth_creds.json');
+    expect(run.stdout).toContain(
+      `provider_b login "default" (Gemini CLI): missing (no login file at ${file}); to fix: run \`GEMINI_CLI_HOME=${cliHome} gemini\` on the gateway's machine and choose "Login with Google" (it rewrites ${file})\n`,
     );
   });
 

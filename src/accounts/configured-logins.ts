@@ -19,6 +19,8 @@ export interface ConfiguredLogin {
   readonly spawnsCli: boolean;
   /** AccountLogin.loginCommand: what logs this login in again when the family's plain command would not. */
   readonly loginCommand?: string;
+  /** The file its check reads, named when the login is missing; unset for a login its CLI answers for. */
+  readonly loginFile?: string;
 }
 
 /**
@@ -39,6 +41,7 @@ export function fileLogins(
     provider,
     account: alias,
     loginCommand,
+    loginFile,
     spawnsCli: false,
     check: (now) => checkFile(loginFile, now),
   }));

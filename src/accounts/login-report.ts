@@ -122,8 +122,10 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
       reason: check.reason,
       cli_version: check.cliVersion,
       fix: check.fix ?? loginFix(entry.provider, check.state, entry.loginCommand),
+      // Where a missing login was looked for: the operator's own setting, never what a file holds.
+      path: check.state === 'missing' ? entry.loginFile : undefined,
     };
-    const message = loginStateMessage(entry.provider, entry.account, check, entry.loginCommand);
+    const message = loginStateMessage(entry.provider, entry.account, check, entry.loginCommand, entry.loginFile);
     if (startup || isUsable(check.state)) this.logger.info(fields, message);
     else this.logger.warn(fields, message);
   }

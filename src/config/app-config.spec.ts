@@ -118,6 +118,23 @@ describe(loadConfig.name, () => {
       expect(config.providerB.authFile).toBe('/srv/gemini/oauth_creds.json');
       expect(load({ PROVIDER_A_AUTH_FILE: '~/a.json' }).providerA.authFile).toBe(path.join(HOME, 'a.json'));
     });
+
+    it('looks for the Gemini login where the Gemini CLI writes it: under GEMINI_CLI_HOME when set, unless GEMINI_HOME says', () => {
+      // The CLI (0.61.0) takes GEMINI_CLI_HOME as the home its .gemini folder is in; empty is unset.
+      expect(load({ GEMINI_CLI_HOME: '/srv/cli-home' }).providerB).toMatchObject({
+        geminiHome: '/srv/cli-home/.gemini',
+        authFile: '/srv/cli-home/.gemini/oauth_creds.json',
+      });
+      expect(load({ GEMINI_CLI_HOME: '~/cli-home' }).providerB.geminiHome).toBe(path.join(HOME, 'cli-home', '.gemini'));
+      expect(load({ GEMINI_CLI_HOME: '' }).providerB.geminiHome).toBe(path.join(HOME, '.gemini'));
+      expect(load({ GEMINI_CLI_HOME: '/srv/cli-home', GEMINI_HOME: '/srv/gemini' }).providerB.geminiHome).toBe(
+        '/srv/gemini',
+      );
+      // Not the CLI's default login: the fix is the CLI run with that home, which writes the file.
+      expect(load({ GEMINI_CLI_HOME: '/srv/cli-home' }).providerB.accounts[0].loginCommand).toContain(
+        'run `GEMINI_CLI_HOME=/srv/cli-home gemini`',
+      );
+    });
   });
 
   describe('parsing', () => {

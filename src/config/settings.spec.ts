@@ -110,6 +110,13 @@ describe('SETTINGS', () => {
         text.replace('$CODEX_HOME', '/opt/codex'),
       ]);
     },
+    GEMINI_HOME: (text) => {
+      expect(text).toBe('$GEMINI_CLI_HOME/.gemini when GEMINI_CLI_HOME is set, else ~/.gemini');
+      expect(loadConfig({ HOME: '/home/someone', GEMINI_CLI_HOME: '/opt/cli' }).providerB.geminiHome).toBe(
+        '/opt/cli/.gemini',
+      );
+      expect(loadConfig({ HOME: '/home/someone' }).providerB.geminiHome).toBe('/home/someone/.gemini');
+    },
     PROVIDER_B_AUTH_FILE: (text) => {
       const config = loadConfig({ HOME: '/home/someone', GEMINI_HOME: '/opt/gemini' });
       expect(config.providerB.accounts.map((login) => login.loginFile)).toEqual([

@@ -18,6 +18,22 @@ describe(loginStateMessage.name, () => {
       loginStateMessage('provider_a', 'a', { state: 'refresh_refused' }, 'run `CODEX_HOME=/x/a codex login`'),
     ).toBe('provider_a login "a" (Codex CLI): refresh refused; to fix: run `CODEX_HOME=/x/a codex login`');
   });
+
+  it('names the file its check looked for when the login is missing, and only then', () => {
+    const missing = { state: 'missing' as const, reason: 'no login file' };
+    expect(loginStateMessage('provider_b', 'default', missing, undefined, '/h/.gemini/oauth_creds.json')).toBe(
+      'provider_b login "default" (Gemini CLI): missing (no login file at /h/.gemini/oauth_creds.json); to fix: run `gemini` on the gateway\'s machine and choose "Login with Google"',
+    );
+    expect(loginStateMessage('provider_a', 'default', { state: 'usable' }, undefined, '/h/.codex/auth.json')).toBe(
+      'provider_a login "default" (Codex CLI): usable',
+    );
+    // A login its CLI answers for (provider_c's own): no file was looked for.
+    expect(
+      loginStateMessage('provider_c', 'default', { state: 'missing', reason: 'claude auth status: not logged in' }),
+    ).toMatch(
+      /^provider_c login "default" \(Claude Code CLI\): missing \(claude auth status: not logged in\); to fix: /,
+    );
+  });
 });
 
 describe(noUsableLogin.name, () => {

@@ -143,15 +143,22 @@ export function ownFixFailure(
   };
 }
 
-/** The readable message of a login's line: family, alias, state and the fix (`loginCommand`: the login's own). */
+/**
+ * The readable message of a login's line: family, alias, state and the fix (`loginCommand`: the
+ * login's own). A missing login also names the file its check looked for (`loginFile`), so a login
+ * made elsewhere (another home, another user) shows as such.
+ */
 export function loginStateMessage(
   provider: ProviderId,
   account: string,
   check: LoginCheck,
   loginCommand?: string,
+  loginFile?: string,
 ): string {
   const fix = check.fix ?? loginFix(provider, check.state, loginCommand);
   const cli = check.cliVersion ? `${familyOf(provider).fix.cli} ${check.cliVersion}` : familyOf(provider).fix.cli;
-  const what = `${provider} login "${account}" (${cli}): ${check.state.replace(/_/g, ' ')}${check.reason ? ` (${check.reason})` : ''}`;
+  const where = check.state === 'missing' && loginFile !== undefined ? `at ${loginFile}` : undefined;
+  const said = [check.reason, where].filter((part) => part !== undefined).join(' ');
+  const what = `${provider} login "${account}" (${cli}): ${check.state.replace(/_/g, ' ')}${said ? ` (${said})` : ''}`;
   return fix ? `${what}; to fix: ${fix}` : what;
 }

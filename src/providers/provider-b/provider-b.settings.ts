@@ -5,6 +5,7 @@ import { accountLogins } from '../../config/app-config';
 import type { FamilySettings } from '../../config/settings';
 import { derived, parseAccounts, setting } from '../../config/settings';
 import {
+  expandHome,
   parseDuration,
   parseNonEmpty,
   parsePath,
@@ -27,7 +28,13 @@ function parseProjectId(raw: string): string {
 
 /** provider_b's rows: its home, its logins, its endpoints, its project and its limits. */
 const PROVIDER_B_ROWS = [
-  setting('GEMINI_HOME', undefined, '~/.gemini', "The Gemini CLI's home directory.", parsePath),
+  setting(
+    'GEMINI_HOME',
+    undefined,
+    derived('$GEMINI_CLI_HOME/.gemini when GEMINI_CLI_HOME is set, else ~/.gemini'),
+    "The Gemini CLI's `.gemini` folder, which holds its login. Unset, it is where the CLI keeps it: in the home GEMINI_CLI_HOME names (the CLI's own variable; unset, the user's home).",
+    parsePath,
+  ),
   setting(
     'PROVIDER_B_AUTH_FILE',
     undefined,
@@ -88,7 +95,7 @@ declare module '../../config/settings' {
 declare module '../../config/app-config' {
   interface FamilyDerivedConfig {
     readonly providerB: {
-      /** GEMINI_HOME with `~` expanded. */
+      /** GEMINI_HOME with `~` expanded, else `.gemini` in GEMINI_CLI_HOME or the home. */
       readonly geminiHome: string;
       /** The first account's login file (the only one unless PROVIDER_B_ACCOUNTS is set). */
       readonly authFile: string;
@@ -98,11 +105,17 @@ declare module '../../config/app-config' {
   }
 }
 
-/** The settings of provider_b, and its logins: PROVIDER_B_ACCOUNTS, else the one oauth_creds.json under GEMINI_HOME. */
+/**
+ * The settings of provider_b, and its logins: PROVIDER_B_ACCOUNTS, else the one oauth_creds.json
+ * under GEMINI_HOME, which follows the Gemini CLI's GEMINI_CLI_HOME as provider_c's default login
+ * follows CLAUDE_CONFIG_DIR.
+ */
 export const PROVIDER_B_SETTINGS: FamilySettings = {
   rows: PROVIDER_B_ROWS,
-  derive: (read, { home }): Pick<FamilyDerivedConfig, 'providerB'> => {
-    const geminiHome = read.value('GEMINI_HOME');
+  derive: (read, { env, home }): Pick<FamilyDerivedConfig, 'providerB'> => {
+    // The Gemini CLI keeps its `.gemini` folder in GEMINI_CLI_HOME when that is set (not empty), else in the home.
+    const cliHome = env.GEMINI_CLI_HOME ? expandHome(env.GEMINI_CLI_HOME, home) : home;
+    const geminiHome = read.given('GEMINI_HOME') ?? path.join(cliHome, '.gemini');
     // `gemini` alone writes ~/.gemini/oauth_creds.json; a login anywhere else names its own home.
     const cliDefault = path.join(home, '.gemini', 'oauth_creds.json');
     const accounts = accountLogins(

@@ -26,6 +26,8 @@ export const providerC: Family = {
       provider: 'provider_c',
       account: login.alias,
       loginCommand: login.loginCommand,
+      // The CLI's own login is what `claude auth status` answers; the others are files the check reads.
+      loginFile: login.kind === 'cli' ? undefined : login.loginFile,
       spawnsCli: login.kind === 'cli',
       check: (now) => checkProviderCLogin(login, { command: config.providerC.command, childEnv: base }, now),
     }));
