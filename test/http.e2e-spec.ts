@@ -77,6 +77,15 @@ describe('HTTP surface', () => {
       },
     );
 
+    it('HEAD is never compressed: the uncompressed length, where the GET is gzipped (docs/endpoints.md)', async () => {
+      const headers = { 'accept-encoding': 'gzip' };
+      const head = await rawRequest(`${gateway.url}/v1/models`, { method: 'HEAD', headers });
+      const get = await rawRequest(`${gateway.url}/v1/models`, { headers });
+      expect(get.headers['content-encoding']).toBe('gzip');
+      expect(head.headers['content-encoding']).toBeUndefined();
+      expect(Number(head.headers['content-length'])).toBe((await rawRequest(`${gateway.url}/v1/models`)).body.length);
+    });
+
     it('HEAD on a path with no GET route is the JSON 404 as headers only', async () => {
       for (const route of ['/v1/chat/completions', '/v2/models']) {
         const response = await rawRequest(`${gateway.url}${route}`, { method: 'HEAD' });
