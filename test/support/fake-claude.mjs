@@ -64,9 +64,11 @@ const script = JSON.parse(fs.readFileSync(scriptPath, 'utf8'));
 const runs = Array.isArray(script.runs) && script.runs.length > 0 ? script.runs : [{}];
 const run = runs[Math.min(index, runs.length - 1)];
 
-// 6. SIGTERM → signal.txt, exit 143.
+// 6. SIGTERM → signal.txt, exit 143; or, with `ignoreSigterm`, signal.txt only: a CLI slow to
+//    stop, which only the gateway's SIGKILL after its grace ends.
 process.on('SIGTERM', () => {
   record('signal.txt', 'SIGTERM');
+  if (run.ignoreSigterm === true) return;
   record('exited-at.txt', String(Date.now()));
   process.exit(143);
 });

@@ -43,6 +43,8 @@ export interface FakeClaudeRun {
   readonly exitCode?: number;
   /** Stay alive after printing, until signalled (cancel, timeout and idle tests). */
   readonly hang?: boolean;
+  /** On SIGTERM, record it (`signal.txt`) and keep running: only the gateway's SIGKILL after its grace ends the run. */
+  readonly ignoreSigterm?: boolean;
   /** After printing, die by this signal (a crash the real CLI cannot be made to have). */
   readonly killWith?: NodeJS.Signals;
   /** Answer any prompt (`npm run demo`): a tool call when tools are offered and unanswered, else text. */
