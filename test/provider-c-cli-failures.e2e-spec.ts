@@ -9,6 +9,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
 import { accountState } from './support/accounts';
+import { metricValue } from './support/prometheus-text';
 import type { FakeClaudeRun } from './support/provider-c-fixtures';
 import {
   answerRun,
@@ -297,6 +298,33 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       const next = await streamChat(gateway, {});
       expect(contents(next)).toEqual(['next']);
       await waitFor(() => gateway.logs.records().some((record) => record.event === 'upstream_canceled'), 1000);
+    });
+
+    it('a chat stopped and sent again at once (ACCOUNT_MAX_IN_FLIGHT=1) gets its new turn once the stopped child is gone, not a 429', async () => {
+      // The stopped child ignores SIGTERM: it holds the only login slot until the gateway's SIGKILL.
+      const { gateway, dir } = await gatewayWith([{ ...hangingRun(), ignoreSigterm: true }, answerRun('again')], {
+        ACCOUNT_MAX_IN_FLIGHT: '1',
+      });
+      const chat = { 'x-conversation-id': 'stopped-then-sent-again' };
+      const client = new AbortController();
+      const response = await postChat(gateway, { stream: true }, client.signal, chat);
+      await readUntil((response.body as ReadableStream<Uint8Array>).getReader(), 'partial');
+      client.abort();
+      // The turn is over (the gateway told its child to stop); the child is still running.
+      await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 1000);
+      const again = await streamChat(gateway, {}, chat);
+      expect(again.status).toBe(200);
+      expect(contents(again)).toEqual(['again']);
+      // The stopped child ran to its SIGKILL: the new turn waited for its login, it did not share it.
+      expect(gateway.logs.records('provider_c_process_exit')[0]).toMatchObject({
+        terminated_by: 'canceled',
+        signal: 'SIGKILL',
+      });
+      await expectAllChildrenReaped(dir);
+      await eventually(
+        async () =>
+          (await metricValue(gateway, 'gateway_chat_api_account_in_flight', { provider: 'provider_c' })) === 0,
+      );
     });
 
     /** A streamed chat sent over a raw socket that never reads a byte of the answer. */

@@ -230,6 +230,59 @@ describe(AccountPool.name, () => {
     );
   });
 
+  it("gives a closing turn's chat bound back at once and its login slot at release; a turn refused only for that slot waits for it", async () => {
+    const { pool, last } = makePool(['only'], { maxInFlight: 1 });
+    const stopped = pool.acquire('chat-1');
+    // Nothing is closing yet: the chat's own running turn is why it is refused, and waiting would not help.
+    expect(thrown(() => pool.acquire('chat-1')).publicMessage).toMatch(/^this chat already has 1 turn running/);
+    expect(pool.whenSlotFrees('chat-1')).toBeUndefined();
+    stopped.closing();
+    stopped.closing();
+    // The chat is free; the login still holds the closing turn (its child is stopping).
+    expect(thrown(() => pool.acquire('chat-1')).publicMessage).toMatch(/^the provider_a login is at its in-flight cap/);
+    expect(last('inFlight', 'only')).toEqual(['inFlight', 'provider_a', 'only', 1]);
+    const freed = pool.whenSlotFrees('chat-1');
+    expect(freed).toBeDefined();
+    // Another chat's turn may wait for the same slot: one promise, settled by the next release.
+    expect(pool.whenSlotFrees('chat-2')).toBe(freed);
+    let settled = false;
+    void freed!.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    stopped.release();
+    stopped.release();
+    await freed;
+    expect(last('inFlight', 'only')).toEqual(['inFlight', 'provider_a', 'only', 0]);
+    const again = pool.acquire('chat-1');
+    // A running turn, not a closing one, fills the login now: nothing to wait for.
+    expect(pool.whenSlotFrees('chat-2')).toBeUndefined();
+    again.release();
+    // The chat's count went down once for the closed lease: two turns of it run at once under a cap of 2.
+    const { pool: two } = makePool(['a', 'b'], { maxInFlight: 2 });
+    const first = two.acquire('chat-1');
+    first.closing();
+    first.release();
+    two.acquire('chat-1');
+    two.acquire('chat-1');
+    expect(thrown(() => two.acquire('chat-1')).publicMessage).toMatch(/^this chat already has 2 turns running/);
+  });
+
+  it('has a turn wait only for a closing turn on a login that would take it', () => {
+    const { pool } = makePool(['a', 'b'], { maxInFlight: 1 });
+    pool.acquire('chat-1').closing();
+    pool.acquire('chat-2');
+    // b runs a turn; a holds a closing one: the refused turn waits for a.
+    expect(thrown(() => pool.acquire('chat-3')).code).toBe('rate_limited');
+    expect(pool.whenSlotFrees('chat-3')).toBeDefined();
+    // a cools meanwhile: its slot freeing would not let the turn run, so the refusal stands.
+    pool.applyFailure('a', usageLimit(600));
+    expect(pool.whenSlotFrees('chat-3')).toBeUndefined();
+    // Without a cap nothing is ever refused for room.
+    const { pool: uncapped } = makePool(['a'], { maxInFlight: 0 });
+    uncapped.acquire('chat-1').closing();
+    expect(uncapped.whenSlotFrees('chat-2')).toBeUndefined();
+  });
+
   it('lets a family with one login ask the upstream even while that login is cooling or dead, as before pooling', () => {
     const { pool } = makePool(['only']);
     pool.applyFailure('only', usageLimit(600));

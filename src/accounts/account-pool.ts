@@ -100,6 +100,13 @@ export interface AccountLease<T> {
   /** The login file as the pool last read it becomes the version the turn uses (`AccountPool.retake`). */
   renew(): void;
   /**
+   * The turn is over for its client (its answer is complete, or it failed, or the client left)
+   * while what it ran on is still being freed (a provider_c child stopping): from now on it no
+   * longer counts against its chat's bound, but it keeps its login's in-flight slot until
+   * `release()`. Idempotent; without it `release()` ends both.
+   */
+  closing(): void;
+  /**
    * The upstream said this turn draws paid usage (a report of one of its attempts with `paid.inUse`):
    * when the lease is given back the turn is one paid turn of the login, delivered or not (paid
    * usage was drawn either way), logged with `logger` (the turn's: its line names the request).
@@ -111,6 +118,8 @@ export interface AccountLease<T> {
 /** The pool's lease: one object per turn, its methods on the prototype. */
 class PoolLease<T> implements AccountLease<T> {
   private isReleased = false;
+  /** `closing()` was called: the chat's bound was given back already. */
+  private isClosing = false;
   /** Set by `paidReported`: the logger of the turn that drew paid usage on this lease. */
   private paidBy?: EventLogger;
   loginFileSeen: LoginFileSeen;
@@ -118,7 +127,7 @@ class PoolLease<T> implements AccountLease<T> {
   constructor(
     private readonly pool: AccountPool<T>,
     private readonly account: Account<T>,
-    /** The chat the turn belongs to, counted against its bound (`AccountPool.chatTurns`) until release. */
+    /** The chat the turn belongs to, counted against its bound (`AccountPool.chatTurns`) until `closing` or release. */
     private readonly chatKey: string | undefined,
   ) {
     this.loginFileSeen = { onDisk: account.onDisk, generation: account.generation };
@@ -140,10 +149,16 @@ class PoolLease<T> implements AccountLease<T> {
     this.loginFileSeen = this.pool.loginFileSeen(this.account.alias);
   }
 
+  closing(): void {
+    if (this.isClosing || this.isReleased) return;
+    this.isClosing = true;
+    this.pool.closing(this.account, this.chatKey);
+  }
+
   release(): void {
     if (this.isReleased) return;
     this.isReleased = true;
-    this.pool.released(this.account, this.chatKey, this.paidBy);
+    this.pool.released(this.account, this.isClosing ? undefined : this.chatKey, this.isClosing, this.paidBy);
   }
 }
 
@@ -158,7 +173,13 @@ interface Account<T> {
   /** Counts the logins the file came to hold (`loginReplaced`): a usage read started before one is dropped. */
   generation: number;
   state: AccountState;
+  /** Turns holding this login, `closing` ones included: what its cap (`maxInFlight`) counts. */
   inFlight: number;
+  /**
+   * Of `inFlight`, the turns that are over for their client and whose resources are still being
+   * freed (`AccountLease.closing`): a slot a new turn may wait for (`whenSlotFrees`).
+   */
+  closing: number;
   lastSelectedAt: number;
   /** The latest plan report of this login, windows merged by name (docs/providers.md "What each vendor meters"). */
   plan?: PlanReport;
@@ -206,7 +227,9 @@ interface Account<T> {
  * - Chats stick to their account (soft pins in a bounded LRU that forgets a chat after a day of
  *   silence); a pinned account that stops serving gives way to the best other one, and one that is
  *   only full lends that turn to another without moving the pin. With a cap, one chat runs at most
- *   as many turns at once as one login takes (`chatBound`).
+ *   as many turns at once as one login takes (`chatBound`). A turn over for its client keeps its
+ *   login's slot until what it ran on is freed (a child stopping), but not its chat's bound; a
+ *   turn refused only for such slots waits for one (`whenSlotFrees`).
  * - New chats go to the usable account with the most headroom: the unused share of its tightest
  *   quota window divided by its turns in flight plus one; ties go to the least recently chosen.
  */
@@ -222,9 +245,13 @@ export class AccountPool<T> implements PlanReporter {
   private firstReads?: Map<string, Promise<void>>;
   /**
    * Turns in flight per chat, across the family's logins (only chats with one running): one chat
-   * holds at most `maxInFlight` at once, so others keep getting served (`chatBound`).
+   * holds at most `maxInFlight` at once, so others keep getting served (`chatBound`). A turn over
+   * for its client (`AccountLease.closing`) no longer counts: a client that stopped a turn and sends
+   * its chat again is not refused for the turn it ended.
    */
   private readonly chatTurns = new Map<string, number>();
+  /** Resolved at the next lease given back, made only while a turn waits for a slot (`whenSlotFrees`). */
+  private slotFreed?: { readonly promise: Promise<void>; readonly resolve: () => void };
   /** Reads one login's usage endpoint now (`readsUsageWith`): after its file came to hold another login. */
   private readUsage?: (alias: string) => Promise<void>;
 
@@ -239,6 +266,7 @@ export class AccountPool<T> implements PlanReporter {
       ...spec,
       state: { kind: 'ready' },
       inFlight: 0,
+      closing: 0,
       lastSelectedAt: 0,
       generation: 0,
     }));
@@ -903,15 +931,58 @@ export class AccountPool<T> implements PlanReporter {
    * turn reported drawing paid usage on it: one paid turn (logged once, however many reports),
    * counted here because a family may report after its answer.
    */
-  released(account: Account<T>, chatKey: string | undefined, paidBy: EventLogger | undefined): void {
+  released(
+    account: Account<T>,
+    chatKey: string | undefined,
+    wasClosing: boolean,
+    paidBy: EventLogger | undefined,
+  ): void {
     account.inFlight--;
-    if (chatKey !== undefined) {
-      const turns = (this.chatTurns.get(chatKey) ?? 1) - 1;
-      if (turns > 0) this.chatTurns.set(chatKey, turns);
-      else this.chatTurns.delete(chatKey);
-    }
+    if (wasClosing) account.closing--;
+    if (chatKey !== undefined) this.chatTurnEnded(chatKey);
     this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
     if (paidBy) this.paidTurn(account, paidBy);
+    const freed = this.slotFreed;
+    if (freed) {
+      this.slotFreed = undefined;
+      freed.resolve();
+    }
+  }
+
+  /** A lease's turn is over for its client (`PoolLease.closing`): its chat's bound is given back, its login slot not yet. */
+  closing(account: Account<T>, chatKey: string | undefined): void {
+    account.closing++;
+    if (chatKey !== undefined) this.chatTurnEnded(chatKey);
+  }
+
+  /**
+   * After `acquire` refused a turn of `chatKey` on `model`: resolves at the next lease given back
+   * when a login that would take the turn is full only for now, holding a turn that is over for
+   * its client but still being freed (`AccountLease.closing`: a provider_c child stopping, which
+   * takes at most its kill grace). Undefined when no such turn could make room (no cap, the chat
+   * at its own bound with turns still running, or no login that would take it is closing one): the
+   * refusal stands. The caller then asks `acquire` again.
+   */
+  whenSlotFrees(chatKey: string | undefined, model?: string): Promise<void> | undefined {
+    const cap = this.options.maxInFlight;
+    if (cap === 0 || (chatKey !== undefined && (this.chatTurns.get(chatKey) ?? 0) >= cap)) return undefined;
+    const sole = this.accounts.length === 1;
+    const freeing = this.accounts.some(
+      (account) => account.closing > 0 && (sole ? !this.guardHolds(account, model) : this.servesNow(account, model)),
+    );
+    if (!freeing) return undefined;
+    if (!this.slotFreed) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.slotFreed = { promise, resolve };
+    }
+    return this.slotFreed.promise;
+  }
+
+  private chatTurnEnded(chatKey: string): void {
+    const turns = (this.chatTurns.get(chatKey) ?? 1) - 1;
+    if (turns > 0) this.chatTurns.set(chatKey, turns);
+    else this.chatTurns.delete(chatKey);
   }
 
   private countPin(alias: string, delta: number): void {

@@ -170,6 +170,14 @@ export class AccountTurn<T> {
     this.pool.succeeded(this.lease.alias, this.lease.loginFileSeen);
   }
 
+  /**
+   * The turn is over for its client (answered, failed or left) while its attempt's resources are
+   * still being freed: its chat may start another turn now; the login stays taken until `end()`.
+   */
+  closing(): void {
+    this.lease.closing();
+  }
+
   end(): void {
     this.lease.release();
   }

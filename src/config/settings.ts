@@ -505,7 +505,7 @@ const TRAILING_ROWS = [
     'ACCOUNT_MAX_IN_FLIGHT',
     'accounts.maxInFlight',
     '0',
-    'Turns running at once on one login (a full login takes no new turn), and on all logins of a family for one chat. 0 = no cap.',
+    'Turns running at once on one login (a full login takes no new turn; a stopped turn counts until its child is gone, and a new turn waits for that), and on all logins of a family for one chat (a stopped turn stops counting at once). 0 = no cap.',
     parseNonNegativeInteger,
   ),
   setting(

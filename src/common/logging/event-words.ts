@@ -60,6 +60,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
     '{provider} login "{account}" was refused as a third-party app that needs extra usage; the account owner can add it on the vendor\'s usage page',
   account_usage_wait:
     '{provider}: a turn waits for the first usage read of login "{account}" (ACCOUNT_PAID_USAGE=plan_only: a spent plan is refused before it is sent)',
+  account_slot_wait:
+    '{provider}: every login that could take this turn is at ACCOUNT_MAX_IN_FLIGHT with a turn that is over but still being stopped; the turn waits for its slot',
   paid_usage_turn: '{provider} login "{account}" served a turn billed as {paid_usage} (ACCOUNT_PAID_USAGE={setting})',
   plan_usage_read_failed:
     '{provider} login "{account}": the vendor\'s usage endpoint could not be read ({reason}); the plan is shown from turns only',

@@ -9,8 +9,11 @@ import type { CallContext } from './provider-adapter';
 import type { FrameStep, UpstreamAttempt, UpstreamFamily } from './turn-runner';
 import { transportFailure } from './turn-runner';
 
-/** A family whose one attempt answers `finish` (or fails before output, not retryable, when `refuse` is set). */
-function oneFrameFamily(refuse?: GatewayError) {
+/**
+ * A family whose one attempt answers `finish` (or fails before output, not retryable, when `refuse`
+ * is set); its attempts' `close` returns `closing` when given (a child still being stopped).
+ */
+function oneFrameFamily(refuse?: GatewayError, closing?: () => Promise<void>) {
   const opened: string[] = [];
   const family: UpstreamFamily<string, string, UpstreamAttempt<string>, string> = {
     provider: 'provider_c',
@@ -19,7 +22,7 @@ function oneFrameFamily(refuse?: GatewayError) {
       opened.push(login);
       if (refuse) return Promise.reject(refuse);
       const frames = ['done'][Symbol.iterator]();
-      return Promise.resolve({ frames: { next: () => Promise.resolve(frames.next()) }, close: () => undefined });
+      return Promise.resolve({ frames: { next: () => Promise.resolve(frames.next()) }, close: () => closing?.() });
     },
     translate: (): FrameStep => ({ events: [{ type: 'finish', reason: 'stop' }], accepted: true, terminal: true }),
     end: (): FrameStep => ({ events: [], failure: new GatewayError('upstream', { detail: 'no frame' }) }),
@@ -28,13 +31,13 @@ function oneFrameFamily(refuse?: GatewayError) {
   return { family, opened };
 }
 
-function setup(aliases = ['only']) {
+function setup(aliases = ['only'], maxInFlight = 0) {
   const inFlight: number[] = [];
   const logger = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
   const pool = new AccountPool(
     'provider_c',
     aliases.map((alias) => ({ alias, handle: `login-${alias}` })),
-    { maxInFlight: 0, cooldownDefaultMs: 60_000, pinnedChatsMax: 10 },
+    { maxInFlight, cooldownDefaultMs: 60_000, pinnedChatsMax: 10 },
     {
       clock: { now: () => Date.now() },
       logger,
@@ -52,13 +55,17 @@ function setup(aliases = ['only']) {
     },
   );
   const context: CallContext = { signal: new AbortController().signal, requestId: 'req-1', logger };
-  const options = (before?: FamilyTurnOptions<string>['before']): FamilyTurnOptions<string> => ({
+  const options = (
+    before?: FamilyTurnOptions<string>['before'],
+    own: Partial<FamilyTurnOptions<string>> = {},
+  ): FamilyTurnOptions<string> => ({
     pool,
     chat: 'chat-1',
     timeoutMs: 0,
     idleTimeoutMs: 0,
     context,
     before,
+    ...own,
   });
   // The pool publishes 0 per login at registration; what follows is the turns' take and give back.
   return { pool, options, turnsInFlight: () => inFlight.slice(aliases.length) };
@@ -125,6 +132,58 @@ describe(runFamilyTurn.name, () => {
     expect(opened).toEqual([]);
     expect(onClosed).toHaveBeenCalledTimes(1);
     expect(turnsInFlight()).toEqual([1, 0]);
+  });
+
+  describe('a login full only with a turn over for its client whose attempt is still closing (ACCOUNT_MAX_IN_FLIGHT)', () => {
+    /** One login, cap 1; the first turn of chat-1 answered, its attempt's close held until `stopped()`. */
+    async function closingTurn() {
+      let stopped!: () => void;
+      const held = new Promise<void>((resolve) => (stopped = resolve));
+      const { family, opened } = oneFrameFamily(undefined, () => held);
+      const made = setup(['only'], 1);
+      const first = await runFamilyTurn(family, made.options());
+      await drain(first.events);
+      return { ...made, family, opened, stopped };
+    }
+
+    it('the same chat sent again waits for the login, then runs on it', async () => {
+      const { family, opened, options, stopped, turnsInFlight } = await closingTurn();
+      let started = false;
+      const again = runFamilyTurn(family, options()).then((turn) => {
+        started = true;
+        return turn;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(started).toBe(false);
+      expect(turnsInFlight()).toEqual([1]);
+      stopped();
+      expect(await drain((await again).events)).toEqual([{ type: 'finish', reason: 'stop' }]);
+      expect(opened).toEqual(['login-only', 'login-only']);
+      expect(turnsInFlight()).toEqual([1, 0, 1, 0]);
+    });
+
+    it("rejects with the client's reason when it leaves during the wait; nothing opens", async () => {
+      const { family, opened, options, turnsInFlight } = await closingTurn();
+      const client = new AbortController();
+      const logger = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
+      const waiting = runFamilyTurn(
+        family,
+        options(undefined, { context: { signal: client.signal, requestId: 'req-2', logger } }),
+      );
+      const gone = new Error('client left');
+      client.abort(gone);
+      await expect(waiting).rejects.toBe(gone);
+      expect(opened).toEqual(['login-only']);
+      expect(turnsInFlight()).toEqual([1]);
+    });
+
+    it('a turn still running (not closing) is refused at once, as before', async () => {
+      const { family } = oneFrameFamily(undefined, () => new Promise<void>(() => undefined));
+      const { pool, options } = setup(['only'], 1);
+      // Holds the login without closing: a turn whose answer is still being read.
+      pool.acquire('chat-2');
+      await expect(runFamilyTurn(family, options())).rejects.toMatchObject({ code: 'rate_limited' });
+    });
   });
 
   describe("the login's first usage read, while it runs (ACCOUNT_PAID_USAGE=plan_only)", () => {

@@ -32,10 +32,11 @@ export interface FamilyTurnOptions<L> {
 
 /**
  * One turn of a family on the turn runner: the chat's login (a 429 or 401 at once when no login
- * can take the turn), then the waits before its first attempt, each followed by the login taken
- * again (AccountTurn.retake): the login's first usage read while it runs (under `plan_only`, so a
- * plan the usage endpoint says is spent is refused from the first turn), then `before`. Then
- * `runTurn`. Resolves once the upstream accepted the turn.
+ * can take the turn, except a login full only with turns over for their client whose resources
+ * are still being freed: the turn waits for one of those, `takeLogin`), then the waits before its
+ * first attempt, each followed by the login taken again (AccountTurn.retake): the login's first
+ * usage read while it runs (under `plan_only`, so a plan the usage endpoint says is spent is
+ * refused from the first turn), then `before`. Then `runTurn`. Resolves once the upstream accepted the turn.
  */
 export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
   family: UpstreamFamily<L, F, A, R>,
@@ -46,13 +47,41 @@ export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
   try {
     account = new AccountTurn(pool, chat, model);
   } catch (error) {
-    return Promise.reject(error);
+    const freed = pool.whenSlotFrees(chat, model);
+    if (!freed) return Promise.reject(error);
+    return takeLogin(options, freed, error).then((taken) => afterWaits(family, options, taken));
   }
   // Without a wait the turn is the runner's promise itself: no layer in between (after startup,
   // a login's first usage read is over and costs one property read).
   if (!before && pool.firstUsageRead(account.alias) === undefined)
     return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, clock });
   return afterWaits(family, options, account);
+}
+
+/**
+ * The login for a turn the pool refused while a login that would take it is full only with turns
+ * over for their client (AccountPool.whenSlotFrees: a client that stopped a turn and sent its chat
+ * again, before the stopped provider_c child was gone): taken as each of those gives its slot back,
+ * bounded by their release (a child's kill grace) and by the client leaving. Rejects with the
+ * pool's refusal once no such turn is left to wait for.
+ */
+async function takeLogin<L>(
+  options: FamilyTurnOptions<L>,
+  freed: Promise<void>,
+  refusal: unknown,
+): Promise<AccountTurn<L>> {
+  const { pool, chat, model, context } = options;
+  context.logger.info({ event: 'account_slot_wait', provider: pool.family }, 'account_slot_wait');
+  let last = refusal;
+  for (let wait: Promise<void> | undefined = freed; wait; wait = pool.whenSlotFrees(chat, model)) {
+    await untilAborted(wait, context.signal);
+    try {
+      return new AccountTurn(pool, chat, model);
+    } catch (error) {
+      last = error;
+    }
+  }
+  throw last;
 }
 
 async function afterWaits<L, F, A extends UpstreamAttempt<F>, R>(

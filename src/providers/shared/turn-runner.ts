@@ -654,6 +654,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
       this.log('upstream_canceled', {
         error_code: signal.reason instanceof GatewayError ? signal.reason.code : undefined,
       });
+    // The turn is over for its client: its chat may send the next turn (or the same one again after
+    // a stop) now, while the login stays taken until the attempt's resources are gone.
+    this.options.account.closing();
     // A consumer that leaves must not wait for a child's grace period; what it frees follows the close.
     const closing = this.attempt?.close(reason);
     const done = () => {
