@@ -241,6 +241,8 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
         status: 200,
         error_code: 'upstream',
         detail: expect.any(String),
+        // Over SSE the body's read failed: its error's code is named.
+        ...(transport === 'sse' ? { detail: 'stream closed before completion', upstream_errno: 'UND_ERR_SOCKET' } : {}),
       });
     });
 
@@ -342,6 +344,34 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
     }
     expect(outputs[0].length).toBeGreaterThan(4);
     expect(outputs[1]).toEqual(outputs[0]);
+  });
+
+  it("over SSE, reads a completed turn's answer to its end: sequential turns reuse one connection", async () => {
+    const gateway = await startGateway({
+      ...providerASettings(fake(), path.join(home(), 'keep-alive'), { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+    });
+    try {
+      for (const turn of [1, 2, 3, 4]) {
+        // The answer's body ends after the client has its [DONE], so after the gateway ended the turn.
+        let endAnswer!: () => void;
+        const ended = new Promise<void>((resolve) => (endAnswer = resolve));
+        fake().enqueue({ frames: [...textReply(`turn ${turn}`).frames, { after: ended, ping: () => undefined }] });
+        const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
+        expect(done).toBe(true);
+        expect(chunks.map((chunk) => chunk.choices[0]?.delta.content).filter(Boolean)).toEqual([`turn ${turn}`]);
+        endAnswer();
+        await fake().requests()[turn - 1].answered;
+        // undici takes a connection back one event-loop turn after reading its answer's end: the
+        // next turn starts after the loop went round twice (a poll phase read the end by then).
+        for (const _round of [1, 2]) await new Promise((resolve) => setImmediate(resolve));
+      }
+      const posts = fake().requests();
+      expect(posts).toHaveLength(4);
+      expect(new Set(posts.map((request) => request.remotePort)).size).toBe(1);
+    } finally {
+      await gateway.close();
+    }
   });
 
   it('fails startup with a ConfigError naming PRIMARY_FAITHFUL_PROFILE when the profile is missing', async () => {

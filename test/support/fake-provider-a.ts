@@ -85,6 +85,10 @@ export interface RecordedRequest {
    * call id over 64 characters, an invalid tool name): answered 400 without consuming a script.
    */
   readonly violation?: string;
+  /** The client's port of an SSE POST's TCP connection: POSTs on one kept-alive connection share it. */
+  readonly remotePort?: number;
+  /** SSE: resolves once the fake has handed the whole answer, its end included, to the socket. */
+  readonly answered?: Promise<void>;
 }
 
 /** Picks the answer of one upgrade / POST from its lower-cased headers and body (`FakeProviderA.answerBy`). */
@@ -634,6 +638,8 @@ export class FakeProviderA {
     response.on('close', () => {
       if (!response.writableFinished) closed.resolve();
     });
+    const answered = deferred();
+    response.on('finish', () => answered.resolve());
     const body = parseJson(raw);
     // Every POST is recorded once; a refused one carries the reason the real backend would give.
     const recordRequest = (violation?: string): void =>
@@ -645,6 +651,8 @@ export class FakeProviderA {
         raw,
         receivedAt: Date.now(),
         connection: ++this.connections,
+        remotePort: request.socket.remotePort,
+        answered: answered.promise,
         ...(violation === undefined
           ? { resolvedInput: Array.isArray(body?.input) ? body.input : undefined }
           : { violation }),

@@ -2,12 +2,13 @@ import type { Agent } from 'node:http';
 import type { Dispatcher } from 'undici';
 
 // undici and https-proxy-agent are loaded on first use: a deployment without a proxy (the
-// default) never needs them, and undici alone costs the idle process 4.7 MiB of heap.
+// default) needs undici only for its first HTTP turn (never for provider_a's WebSocket), and
+// undici alone costs the idle process 4.7 MiB of heap.
 type Undici = typeof import('undici');
 type HttpsProxyAgentModule = typeof import('https-proxy-agent');
 
 function loadUndici(): Undici {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- synchronous load on first use, only with a proxy
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- synchronous load on first use, only with a proxy or an HTTP turn
   return require('undici') as Undici;
 }
 
@@ -26,6 +27,34 @@ export interface ProxySettings {
 interface NoProxyEntry {
   readonly host: string;
   readonly port?: number;
+}
+
+/**
+ * undici's own bounds on a provider's requests, both off. By default undici ends a response whose
+ * headers, or next body bytes, take over 300 s, whatever GATEWAY_STREAM_IDLE_TIMEOUT says; a turn's
+ * silence is bounded by the gateway's idle bound and deadline instead. Every other request that
+ * shares these dispatchers (token refresh, usage and model-list reads) has a timeout signal of its own.
+ */
+export const PROVIDER_FETCH_TIMEOUTS = { headersTimeout: 0, bodyTimeout: 0 } as const;
+
+/** The dispatcher of provider requests that go direct: made on the first one, shared process-wide. */
+let directDispatcher: Dispatcher | undefined;
+
+/**
+ * `fetch` for a provider's upstream calls (provider_a's SSE POST, provider_b's requests): through
+ * `proxy` when it has a proxy for requests, else direct; either way without undici's own header and
+ * body timeouts (PROVIDER_FETCH_TIMEOUTS). Loads undici on the first call.
+ */
+export function providerFetch(url: string, init: RequestInit, proxy?: UpstreamProxy): Promise<Response> {
+  if (proxy?.enabled) return proxy.fetch(url, init);
+  const undici = loadUndici();
+  directDispatcher ??= new undici.Agent(PROVIDER_FETCH_TIMEOUTS);
+  return undiciFetch(undici, url, init, directDispatcher);
+}
+
+/** undici's own fetch with one of its dispatchers. */
+function undiciFetch(undici: Undici, url: string, init: RequestInit, dispatcher: Dispatcher): Promise<Response> {
+  return undici.fetch(url, { ...(init as Record<string, unknown>), dispatcher });
 }
 
 const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'http:': 80, 'ws:': 80, 'https:': 443, 'wss:': 443 };
@@ -61,7 +90,8 @@ export class UpstreamProxy {
   /**
    * undici's EnvHttpProxyAgent built from our settings, made on first use. Every request is
    * tunnelled with CONNECT, a plain http:// one too (undici would otherwise forward it in absolute
-   * form): the proxy the docs ask for is a CONNECT proxy, as for the WebSocket.
+   * form): the proxy the docs ask for is a CONNECT proxy, as for the WebSocket. Without undici's
+   * own timeouts (PROVIDER_FETCH_TIMEOUTS): turns go through it.
    */
   get dispatcher(): Dispatcher {
     const { settings } = this;
@@ -70,6 +100,7 @@ export class UpstreamProxy {
       httpProxy: settings.httpProxy ?? '',
       noProxy: settings.noProxy ?? '',
       proxyTunnel: true,
+      ...PROVIDER_FETCH_TIMEOUTS,
     });
     return this.proxyDispatcher;
   }
@@ -104,13 +135,14 @@ export class UpstreamProxy {
   }
 
   /**
-   * `fetch` through the proxy dispatcher (the built-in fetch when no proxy is set). undici's own fetch is used because the built-in
-   * fetch bundles Node's own undici, whose dispatchers need not be interchangeable with this major's.
+   * `fetch` through the proxy dispatcher; without a proxy, the built-in fetch (undici is not loaded
+   * for a request that has a timeout signal of its own; turns use `providerFetch`). undici's own
+   * fetch goes with its dispatchers: the built-in fetch bundles Node's own undici, whose dispatchers
+   * need not be interchangeable with this major's.
    */
   fetch(url: string, init: RequestInit): Promise<Response> {
     if (!this.enabled) return fetch(url, init);
-    const { fetch: undiciFetch } = loadUndici();
-    return undiciFetch(url, { ...(init as Record<string, unknown>), dispatcher: this.dispatcher });
+    return undiciFetch(loadUndici(), url, init, this.dispatcher);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { EventLogger } from '../../core/event-logger';
 import type { JsonObject } from '../../common/json';
+import type { CloseReason } from '../shared/turn-runner';
 
 /** How the backend is reached: a kept WebSocket (`wss:`) or one SSE POST per turn (`https:`). */
 export type ProviderATransportKind = 'ws' | 'sse';
@@ -24,8 +25,11 @@ export interface UpstreamConnection {
    * with the signal's reason when the attempt's signal aborts.
    */
   readonly frames: AsyncIterable<UpstreamFrame>;
-  /** Ends the attempt (close frame 1000 / fetch abort). Idempotent. */
-  close(): void;
+  /**
+   * Ends the attempt (close frame 1000 / fetch abort). Idempotent: the first call's `reason` counts
+   * (an SSE body is read to its end after a completed turn, `done`, not aborted).
+   */
+  close(reason?: CloseReason): void;
   /**
    * A frame that already arrived, taken without waiting (same order as `frames`), or
    * `undefined`. Optional: transports without a buffer of their own do not offer it.

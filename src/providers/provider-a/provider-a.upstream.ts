@@ -3,7 +3,14 @@ import type { EventLogger } from '../../core/event-logger';
 import type { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../shared/provider-adapter';
 import type { JsonObject } from '../../common/json';
-import type { AttemptInfo, FailureContext, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
+import type {
+  AttemptInfo,
+  CloseReason,
+  FailureContext,
+  FrameStep,
+  UpstreamAttempt,
+  UpstreamFamily,
+} from '../shared/turn-runner';
 import { transportFailure } from '../shared/turn-runner';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
@@ -192,9 +199,12 @@ class ConnectionAttempt implements ProviderAAttempt {
     else void this.frames.next().then(arrived, failed);
   }
 
-  /** Ends the turn on the socket (kept for the chat when it completed) or aborts the POST. */
-  close(): void {
-    this.connection.close();
+  /**
+   * Ends the turn on the socket (kept for the chat when it completed) or ends the POST (its body
+   * read to the end when the turn completed, else aborted).
+   */
+  close(reason: CloseReason): void {
+    this.connection.close(reason);
   }
 }
 

@@ -2,6 +2,7 @@ import { linkedAbort } from '../../common/async/abortable';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import { lowerCaseHeaders, readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
+import { providerFetch } from '../../common/egress/upstream-proxy';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { UpstreamRefusal } from '../shared/upstream-failure';
@@ -124,21 +125,24 @@ async function send(client: CodeAssistClient, call: CodeAssistCall): Promise<Ope
   try {
     // The headers the pinned CLI sends (captured): its JSON calls accept JSON, its stream call `*/*`.
     // Through the egress proxy unless NO_PROXY says otherwise.
-    const fetchVia = client.proxy ? client.proxy.fetch.bind(client.proxy) : fetch;
-    const response = await fetchVia(url, {
-      method: 'method' in call ? 'POST' : 'GET',
-      headers: {
-        Accept: stream ? '*/*' : 'application/json',
-        // fetch decodes br as well; the CLI's HTTP library offers all three.
-        'Accept-Encoding': 'gzip, deflate, br',
-        Authorization: `Bearer ${client.accessToken}`,
-        'Content-Type': 'application/json',
-        'User-Agent': providerBUserAgent(client.model),
-        'x-goog-api-client': GOOG_API_CLIENT,
+    const response = await providerFetch(
+      url,
+      {
+        method: 'method' in call ? 'POST' : 'GET',
+        headers: {
+          Accept: stream ? '*/*' : 'application/json',
+          // fetch decodes br as well; the CLI's HTTP library offers all three.
+          'Accept-Encoding': 'gzip, deflate, br',
+          Authorization: `Bearer ${client.accessToken}`,
+          'Content-Type': 'application/json',
+          'User-Agent': providerBUserAgent(client.model),
+          'x-goog-api-client': GOOG_API_CLIENT,
+        },
+        ...('method' in call ? { body: JSON.stringify(call.body) } : {}),
+        signal: ownAbort.signal,
       },
-      ...('method' in call ? { body: JSON.stringify(call.body) } : {}),
-      signal: ownAbort.signal,
-    });
+      client.proxy,
+    );
     return { response, abort: (reason?: unknown) => ownAbort.abort(reason) };
   } catch (error) {
     if (client.turn.signal.aborted) throw turnFailure(client.turn, error);
