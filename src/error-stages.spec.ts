@@ -67,11 +67,15 @@ describe('every stage writes an error through the one writer', () => {
     const app = express();
     const filter = new AllExceptionsFilter(silent);
     // The global filter (an exception thrown by a guard, a controller or Nest's router).
-    app.get('/filter', (request, response) => filter.catch(errorOf(request), hostOf(request, response)));
+    app.get('/filter', (request, response) => {
+      filter.catch(errorOf(request), hostOf(request, response));
+      endIfNothingWritten(response);
+    });
     // The structured route's failure path (its failure answer, for the filter, and its controller).
-    app.get('/structured', markStructuredRoute(), (request, response) =>
-      answerStructuredFailure(request, response, errorOf(request), false, telemetry),
-    );
+    app.get('/structured', markStructuredRoute(), (request, response) => {
+      answerStructuredFailure(request, response, errorOf(request), false, telemetry);
+      endIfNothingWritten(response);
+    });
     // The HTTP middleware's own rejections.
     const ok: RequestHandler = (_request, response) => response.end('ok');
     app.post('/body', jsonBodyMiddleware(64), ok);
@@ -127,6 +131,12 @@ describe('every stage writes an error through the one writer', () => {
     };
   }
 
+  /** What the harness answers when a stage wrote nothing (an error never sent: `canceled`). */
+  const NOTHING_WRITTEN = 204;
+  function endIfNothingWritten(response: Response): void {
+    if (!response.headersSent) response.status(NOTHING_WRITTEN).end();
+  }
+
   it.each([...errorTable().keys()])(
     '%s: the filter, the raw form, the structured route and the stream chunk agree with the table',
     async (code) => {
@@ -137,6 +147,11 @@ describe('every stage writes an error through the one writer', () => {
       const stream = await answer(`/stream?code=${code}`);
       const raw = rawAnswer(error);
 
+      // Never sent (docs/error-codes.md): the client it would go to has left.
+      if (code === 'canceled') {
+        expect([filtered.status, structured.status]).toEqual([NOTHING_WRITTEN, NOTHING_WRITTEN]);
+        return;
+      }
       // The OpenAI form: the table's status, type and code; the family's message; byte-equal on the socket.
       const body = JSON.parse(filtered.text) as { error: { message: string; type: string; code: string } };
       expect({ status: filtered.status, type: body.error.type, code: body.error.code }).toEqual({

@@ -402,12 +402,15 @@ describe('bad input', () => {
     );
 
     it(
-      'answers every hostile request head and framing with a JSON 4xx over a raw socket',
+      'answers every hostile request head and framing with a JSON 4xx over a raw socket, or closes on a client that left',
       async () => {
         const started = Date.now();
         await fc.assert(
           fc.asyncProperty(rawCase, async (testCase) => {
             const answer = await sendRawBytes(port(), testCase.bytes, { halfClose: testCase.halfClose });
+            // A client that ended its side before its request was whole has left (docs/endpoints.md):
+            // its connection may close without an answer, unless its head was refused first.
+            if (testCase.halfClose && answer.raw === '') return;
             try {
               expect(answer.status).not.toBe(0);
               expectClientError(answer, testCase.route === 'structured', testCase.mayBeValid, []);

@@ -4,12 +4,15 @@ import {
   CHUNKED_UPLOAD_LIMIT,
   exchangeUntilClosed,
   parseRawAnswers,
+  postHalfABody,
   rawRequest,
   sendAfterContinue,
   sendChunkedUntilAnswered,
   sendRawBytes,
 } from './support/raw-http';
+import type { RawAnswer } from './support/raw-http';
 import { useGateway } from './support/create-test-app';
+import { metricValue } from './support/prometheus-text';
 
 /** A request id the gateway made (a UUID), as opposed to one a caller sent. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -858,5 +861,144 @@ describe('HTTP server timeouts from their settings', () => {
     }).toEqual({ keepAlive: 620_000, headers: 20_000, request: 600_000 });
     const response = await rawRequest(`${gateway.url}/health`, { headers: { connection: 'keep-alive' } });
     expect(response.headers['keep-alive']).toBe('timeout=620');
+  });
+});
+
+describe('a request whose body does not finish arriving (docs/error-codes.md canceled and request_timeout)', () => {
+  // A short request timeout for the 408 case; the clients that leave do so within milliseconds.
+  const gateway = useGateway(() => ({
+    STRUCTURED_INFERENCE_ENABLED: 'true',
+    GATEWAY_HEADERS_TIMEOUT: '1s',
+    GATEWAY_REQUEST_TIMEOUT: '1s',
+  }));
+  const port = () => Number(new URL(gateway.url).port);
+  const CHAT = JSON.stringify({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'x'.repeat(600) }] });
+  const STRUCTURED = JSON.stringify({ request_id: 'r-upload', model: 'gpt-6.1-terra', input: 'x'.repeat(600) });
+  const chatCount = async (status: string) =>
+    metricValue(gateway, 'gateway_chat_api_requests_total', { provider: 'none', status });
+  let ids = 0;
+
+  /**
+   * Sends half of `body` to `path` under a request id of its own, lets `end` end the upload (the
+   * client leaves, or the gateway's request timeout passes), and returns what the client received
+   * and every line logged meanwhile, once the request's access line (its last) and `routeEvent`
+   * line are written.
+   */
+  async function halfAnUpload(
+    path: string,
+    body: string | Buffer,
+    routeEvent: string,
+    end: 'leave' | 'reset' | 'wait',
+    options: { chunked?: boolean; headers?: Record<string, string> } = {},
+  ): Promise<{ id: string; answer: RawAnswer; records: Record<string, unknown>[] }> {
+    const id = `upload-${++ids}`;
+    const before = gateway.logs.lines.length;
+    const half = await postHalfABody(port(), path, body, { 'x-request-id': id, ...options.headers }, options);
+    if (end !== 'wait') half[end]();
+    const answer = await half.answer;
+    const records = () => gateway.logs.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const ours = (record: Record<string, unknown>) => record.reqId === id;
+    await gateway.logs.waitForLine((line) => line.includes(`"req":{"id":"${id}"`));
+    await gateway.logs.waitForLine(() => records().some((record) => ours(record) && record.event === routeEvent));
+    return { id, answer, records: records() };
+  }
+
+  describe.each([
+    ['Content-Length', 'leaves', 'leave', {}],
+    ['Content-Length', 'resets the connection', 'reset', {}],
+    ['chunked', 'leaves', 'leave', { chunked: true }],
+    ['chunked', 'resets the connection', 'reset', { chunked: true }],
+  ] as const)('a %s body whose client %s halfway', (_framing, _how, end, options) => {
+    it.each([
+      ['plain', (text: string) => Buffer.from(text), {}],
+      ['gzip', (text: string) => zlib.gzipSync(text), { 'content-encoding': 'gzip' }],
+    ] as const)(
+      '(%s) is recorded once, by the chat route, as canceled 499, and nothing is answered',
+      async (_encoding, encode, headers) => {
+        const [canceled, refused] = [await chatCount('499'), await chatCount('400')];
+        const { id, answer, records } = await halfAnUpload(
+          '/v1/chat/completions',
+          encode(CHAT),
+          'chat_completion',
+          end,
+          {
+            ...options,
+            headers,
+          },
+        );
+        expect(answer.raw).not.toMatch(/HTTP\/1\.1 [2-5]\d\d /);
+        const completions = records.filter((record) => record.event === 'chat_completion');
+        expect(completions).toEqual([expect.objectContaining({ reqId: id, status: 499, error_code: 'canceled' })]);
+        expect(records.filter((record) => record.event === 'http_request_rejected')).toEqual([]);
+        expect(records.filter((record) => Number(record.level) >= 40)).toEqual([]);
+        expect([await chatCount('499'), await chatCount('400')]).toEqual([canceled + 1, refused]);
+      },
+    );
+
+    it.each([
+      ['plain', (text: string) => Buffer.from(text), {}],
+      ['gzip', (text: string) => zlib.gzipSync(text), { 'content-encoding': 'gzip' }],
+    ] as const)(
+      '(%s) is recorded once, by the structured route, as structured_canceled 499',
+      async (_encoding, encode, headers) => {
+        const { id, answer, records } = await halfAnUpload(
+          '/v1/structured/inference',
+          encode(STRUCTURED),
+          'structured_canceled',
+          end,
+          { ...options, headers },
+        );
+        expect(answer.raw).not.toMatch(/HTTP\/1\.1 [2-5]\d\d /);
+        const audit = records.filter((record) => String(record.event).startsWith('structured_'));
+        expect(audit).toEqual([expect.objectContaining({ reqId: id, event: 'structured_canceled', status: 499 })]);
+        expect(records.filter((record) => record.event === 'http_request_rejected')).toEqual([]);
+        expect(records.filter((record) => Number(record.level) >= 40)).toEqual([]);
+      },
+    );
+  });
+
+  describe('GATEWAY_REQUEST_TIMEOUT passing while the body arrives', () => {
+    beforeAll(() => {
+      // Node checks its request timeout every 30 s, from a timer set up when the server starts
+      // listening; a short period here lets the 1 s timeout end the request within the test.
+      const server = gateway.app.getHttpServer();
+      const startChecking = server
+        .listeners('listening')
+        .find((listener) => listener.name === 'setupConnectionsTracking');
+      if (!startChecking)
+        throw new Error("Node's setupConnectionsTracking listener is gone: find another way to shorten its check");
+      (server as typeof server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 100;
+      startChecking.call(server);
+    });
+
+    it('is answered 408 by the chat route, under the request id, and recorded once as that 408', async () => {
+      const timedOut = await chatCount('408');
+      const refused = await chatCount('400');
+      const { id, answer, records } = await halfAnUpload('/v1/chat/completions', CHAT, 'chat_completion', 'wait');
+      expect([answer.status, answer.headers['x-request-id'], answer.headers.connection]).toEqual([408, id, 'close']);
+      expect(JSON.parse(answer.body).error.code).toBe('request_timeout');
+      const completions = records.filter((record) => record.event === 'chat_completion');
+      expect(completions).toEqual([
+        expect.objectContaining({ reqId: id, status: 408, error_code: 'request_timeout', level: 40 }),
+      ]);
+      expect(records.filter((record) => record.event === 'http_request_rejected')).toEqual([]);
+      expect([await chatCount('408'), await chatCount('400')]).toEqual([timedOut + 1, refused]);
+    });
+
+    it('is answered 408 by the structured route, under the request id, and recorded once as that 408', async () => {
+      const { id, answer, records } = await halfAnUpload(
+        '/v1/structured/inference',
+        STRUCTURED,
+        'structured_failure',
+        'wait',
+      );
+      expect([answer.status, answer.headers['x-request-id'], answer.headers.connection]).toEqual([408, id, 'close']);
+      expect(JSON.parse(answer.body).error.code).toBe('request_timeout');
+      const audit = records.filter((record) => String(record.event).startsWith('structured_'));
+      expect(audit).toEqual([
+        expect.objectContaining({ reqId: id, event: 'structured_failure', code: 'request_timeout' }),
+      ]);
+      expect(records.filter((record) => record.event === 'http_request_rejected')).toEqual([]);
+    });
   });
 });

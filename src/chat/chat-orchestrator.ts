@@ -13,7 +13,7 @@ import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
 import { answerLogLevel } from '../core/error-codes';
-import { clientLeft, GatewayError } from '../core/gateway.error';
+import { clientLeft, GatewayError, isCanceled } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { CallContext, ChatRequest } from '../providers/shared/provider-adapter';
 import { failureLogFields } from '../providers/shared/upstream-log';
@@ -345,14 +345,15 @@ export class ChatOrchestrator {
 
   /**
    * Records a failed turn once and returns what the front end should answer: the abort reason when
-   * the client left, the gateway's own reason when it ended the turn (the drain deadline).
+   * the client left (or the `canceled` error of a client that left before its body ended), the
+   * gateway's own reason when it ended the turn (the drain deadline).
    */
   private failed(thrown: unknown, signal: AbortSignal | undefined, telemetry: ChatTelemetry): unknown {
     // What the upstreams reported was billed, delivered or not (a held answer no attempt satisfied).
     telemetry.countUsage();
-    if (clientLeft(signal)) {
+    if (clientLeft(signal) || isCanceled(thrown)) {
       telemetry.finished({ status: 499, errorCode: 'canceled' });
-      return signal!.reason ?? thrown;
+      return signal?.reason ?? thrown;
     }
     const error = toGatewayError(signal?.aborted ? signal.reason : thrown).attributeTo(telemetry.provider);
     if (error.spec.upstream) telemetry.upstreamError(error.code);

@@ -190,3 +190,11 @@ export class ClientDisconnectedError extends Error {
 export function clientLeft(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true && !(signal.reason instanceof GatewayError);
 }
+
+/**
+ * The `canceled` error: the client left before the request had a signal to abort (its body was
+ * still arriving), so nothing is answered and it is recorded as a cancel (499).
+ */
+export function isCanceled(thrown: unknown): boolean {
+  return thrown instanceof GatewayError && thrown.code === 'canceled';
+}

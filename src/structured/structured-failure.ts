@@ -3,6 +3,7 @@ import { writeErrorResponse } from '../common/errors/error-writer';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { structuredHttpStatus } from '../core/error-codes';
 import type { GatewayError } from '../core/gateway.error';
+import { isCanceled } from '../core/gateway.error';
 import type { StructuredAllowlist } from './structured-allowlist';
 import type { AuditSubject, StructuredTelemetry } from './structured-telemetry';
 
@@ -24,7 +25,8 @@ export function auditSubjectOf(raw: unknown, caller: string, allowlist: Structur
  * "contract_version"}` with Retry-After on 429/503, written by the error writer) and records
  * it once. The raw `request_id` is echoed whenever the body carried a usable one (a non-blank
  * string within its 128-character bound), so a client can correlate the answer; an over-long one is
- * never sent back. A client that already left gets nothing and is recorded as canceled.
+ * never sent back. A client that already left (or whose body ended by its leaving: `canceled`)
+ * gets nothing and is recorded as canceled.
  */
 export function answerStructuredFailure(
   request: Request,
@@ -33,7 +35,7 @@ export function answerStructuredFailure(
   clientGone: boolean,
   telemetry: StructuredTelemetry,
 ): void {
-  if (clientGone || response.headersSent || response.destroyed) {
+  if (clientGone || isCanceled(thrown) || response.headersSent || response.destroyed) {
     telemetry.canceled();
     return;
   }

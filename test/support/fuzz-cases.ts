@@ -32,7 +32,10 @@ export interface RawCase {
   readonly route: Route;
   readonly bytes: Buffer;
   readonly mayBeValid: boolean;
-  /** The request is incomplete by design: the client must end its side so the server sees EOF. */
+  /**
+   * The request is incomplete by design: the client ends its side so the server sees EOF, and
+   * takes it for a client that left (no answer) unless it refused the head first.
+   */
   readonly halfClose: boolean;
 }
 

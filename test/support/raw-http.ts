@@ -235,25 +235,34 @@ export function parseRawAnswers(received: Buffer): RawAnswer[] {
 /**
  * A POST whose body stops halfway: its head goes out with `Expect: 100-continue`, and once the
  * server invited the body (a route is reading it, so the request has arrived) the first half of
- * `body`; the rest comes only if `rest()` is called. Resolves when the server is reading the
- * body, with the answer it gives (read until it is complete or the server closed the connection).
+ * `body` (bytes as given: already compressed when a `content-encoding` header says so); the rest
+ * comes only if `rest()` is called. `chunked` frames the body with `Transfer-Encoding: chunked`
+ * instead of Content-Length. The client may instead leave: `leave()` closes its side as a client
+ * that stops does (FIN), `reset()` aborts the connection (RST). Resolves when the server is reading
+ * the body, with the answer it gives (read until it is complete or the server closed the connection).
  */
 export function postHalfABody(
   port: number,
   path: string,
-  body: string,
+  body: string | Buffer,
   headers: Readonly<Record<string, string>> = {},
-): Promise<{ readonly answer: Promise<RawAnswer>; rest(): void }> {
+  options: { readonly chunked?: boolean } = {},
+): Promise<{ readonly answer: Promise<RawAnswer>; rest(): void; leave(): void; reset(): void }> {
   return new Promise((reading, reject) => {
     const bytes = Buffer.from(body);
     const half = bytes.length >> 1;
+    const framing = options.chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${bytes.length}`;
+    const frame = (part: Buffer) =>
+      options.chunked
+        ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')])
+        : part;
     const socket = net.connect(port, '127.0.0.1', () =>
       socket.write(
         `POST ${path} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n` +
           Object.entries(headers)
             .map(([name, value]) => `${name}: ${value}\r\n`)
             .join('') +
-          `Content-Length: ${bytes.length}\r\nExpect: 100-continue\r\n\r\n`,
+          `${framing}\r\nExpect: 100-continue\r\n\r\n`,
       ),
     );
     const chunks: Buffer[] = [];
@@ -261,13 +270,17 @@ export function postHalfABody(
     let answered: (answer: RawAnswer) => void = () => undefined;
     const answer = new Promise<RawAnswer>((resolve) => (answered = resolve));
     socket.on('close', () => answered(received()));
+    const rest = () =>
+      socket.write(
+        options.chunked ? Buffer.concat([frame(bytes.subarray(half)), Buffer.from('0\r\n\r\n')]) : bytes.subarray(half),
+      );
     let invited = false;
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       if (!invited && Buffer.concat(chunks).toString('latin1').includes(' 100 Continue\r\n\r\n')) {
         invited = true;
-        socket.write(bytes.subarray(0, half));
-        reading({ answer, rest: () => socket.write(bytes.subarray(half)) });
+        socket.write(frame(bytes.subarray(0, half)));
+        reading({ answer, rest, leave: () => socket.end(), reset: () => socket.resetAndDestroy() });
       } else if (isCompleteAnswer(received())) {
         answered(received());
         socket.destroy();

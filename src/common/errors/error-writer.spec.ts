@@ -7,6 +7,7 @@ import {
   rawErrorResponse,
   shouldRetryHeader,
   streamErrorContent,
+  writeErrorResponse,
 } from './error-writer';
 
 describe(errorAnswer.name, () => {
@@ -78,6 +79,19 @@ describe(errorAnswer.name, () => {
     expect(errorAnswer(new GatewayError('invalid_request'), 'openai', { requestId: 'req-1' }).body).not.toHaveProperty(
       'request_id',
     );
+  });
+});
+
+describe(writeErrorResponse.name, () => {
+  it('writes nothing for a client that left (canceled): its connection is gone', () => {
+    const response = { headersSent: false, setHeader: jest.fn(), status: jest.fn(), json: jest.fn(), end: jest.fn() };
+    writeErrorResponse({} as never, response as never, new GatewayError('canceled'));
+    expect([response.setHeader, response.status, response.json, response.end].map((fn) => fn.mock.calls)).toEqual([
+      [],
+      [],
+      [],
+      [],
+    ]);
   });
 });
 

@@ -195,7 +195,8 @@ export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAn
 
 /**
  * Writes `thrown` as the JSON error of the request's route (errorAnswer). Once headers went out
- * (a stream's own error path owns the response), it only ends the response.
+ * (a stream's own error path owns the response), it only ends the response. A client that left
+ * (`canceled`) is written nothing: its connection is gone.
  */
 export function writeErrorResponse(
   request: Request,
@@ -207,8 +208,9 @@ export function writeErrorResponse(
     if (!response.writableEnded) response.end();
     return;
   }
-  const structured = isStructuredRoute(request);
   const error = toGatewayError(thrown);
+  if (error.code === 'canceled') return;
+  const structured = isStructuredRoute(request);
   noteAnsweredError(response, error.code);
   const answer = errorAnswer(error, structured ? 'structured' : 'openai', {
     ...options,

@@ -27,6 +27,12 @@ export function toGatewayError(error: unknown): GatewayError {
   return new GatewayError('internal', { cause: error });
 }
 
+/**
+ * The `type` raw-body gives the error of a body whose connection closed before it ended; the body
+ * reader (http-middleware.ts) gives it to a compressed body's too, whose request raw-body never sees.
+ */
+export const CLIENT_LEFT_MID_BODY = 'request.aborted';
+
 /** The encodings the body reader (body-parser) inflates, as a client reads them in a message. */
 export const BODY_ENCODINGS = 'gzip, deflate, br or zstd';
 
@@ -46,10 +52,9 @@ function bodyReaderError(error: unknown): GatewayError | undefined {
         publicMessage:
           'the body is shorter or longer than its Content-Length; send the length of the bytes sent (compressed, when compressed), or send the body chunked without Content-Length',
       });
-    case 'request.aborted':
-      return new GatewayError('invalid_request', {
-        publicMessage: 'the connection closed before the whole body arrived; send the request again',
-      });
+    case CLIENT_LEFT_MID_BODY:
+      // The client left before its body ended: no one reads an answer (docs/error-codes.md `canceled`).
+      return new GatewayError('canceled');
     default:
       return undefined;
   }

@@ -6,6 +6,7 @@ import { rawErrorResponse } from '../errors/error-writer';
 import type { ErrorCode } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../logging/request-log';
+import { answerWhileBodyArrives } from './http-middleware';
 
 /** What the handler logs through (the app's pino logger). */
 export interface ClientErrorLogger {
@@ -82,8 +83,12 @@ function requestLineOf(rawPacket: unknown): { method?: string; path?: string } {
  * both Content-Length and Transfer-Encoding, a request too slow to arrive) never reach Express, and
  * Node's default answer is a bare status line. This answers them as the chat route answers errors,
  * in the OpenAI shape, with `Connection: close` and a new `x-request-id`, written as raw HTTP since
- * no response object exists (the error writer's `rawErrorResponse`). Connections already gone
- * (ECONNRESET) or mid-answer are just closed, quietly.
+ * no response object exists (the error writer's `rawErrorResponse`). A request whose body a route
+ * is reading when the parser fails (a request timeout mid-body, a bad chunk) has a response object
+ * and a route: that route answers it in its own shape and records it, under the request's id, as it
+ * records every refusal, so the request has one answer and one line. Connections already gone
+ * (ECONNRESET), ended by the client before its request did (HPE_INVALID_EOF_STATE), or mid-answer
+ * are just closed, quietly: a body cut so is recorded by its route as the client's leaving.
  */
 export function installClientErrorHandler(server: Server, logger: ClientErrorLogger): void {
   // Node's missing-Host check answers a bare 400; requireHostHeader (http-middleware.ts) answers it in our shape.
@@ -97,18 +102,23 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
     // Node emits again for every later chunk on a connection whose parser has failed.
     if (socket[ANSWERED]) return;
     socket[ANSWERED] = true;
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    // A client that closes its side before its request is whole has left, as Node takes it: it
+    // ends its request (a route reading its body records the client's leaving), and no one waits
+    // for an answer; HTTP/1.1 clients do not half-close to await one.
+    if (error.code === 'ECONNRESET' || error.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
       socket.destroy();
       return;
     }
+    const failedAnswer = answerOfFailedRequest(socket);
     // Once the failing request's own answer sent headers, any bytes of ours would corrupt it
     // (Node's own rule).
-    if (answerOfFailedRequest(socket)?.headersSent) {
+    if (failedAnswer?.headersSent) {
       socket.destroy();
       return;
     }
     const code = CODE_BY_PARSER_ERROR[error.code ?? ''] ?? 'invalid_request';
     const gatewayError = new GatewayError(code, MESSAGE_BY_CODE[code] ?? {});
+    if (failedAnswer && answerWhileBodyArrives(failedAnswer, gatewayError)) return;
     const requestId = randomUUID();
     const { status, bytes } = rawErrorResponse(gatewayError, requestId);
     logRejection(

@@ -5,7 +5,7 @@ import { MIMEType } from 'node:util';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import type { BearerCheck } from '../auth/bearer-check';
 import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-writer';
-import { toGatewayError, undecodableBody } from '../errors/to-gateway-error';
+import { CLIENT_LEFT_MID_BODY, toGatewayError, undecodableBody } from '../errors/to-gateway-error';
 import { exceedsJsonContainers, exceedsJsonDepth, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from '../json';
 import type { DrainService } from '../lifecycle/drain.service';
 import { parseJsonOrUndefined } from '../egress/http-body';
@@ -160,7 +160,9 @@ export function jsonBodyMiddleware(
       if ((readError as { type?: unknown } | undefined)?.type === 'encoding.unsupported')
         closeConnectionAfterAnswer(response);
       if (gatewayError.code === 'request_too_large') gatewayError = gatewayError.with({ publicMessage: cap.tooLarge });
-      if (!options.deferErrors) {
+      // A client that left before its body ended (`canceled`) is recorded now, through the route's
+      // answer, which writes nothing: there is no admission order to keep for a request no one awaits.
+      if (!options.deferErrors || gatewayError.code === 'canceled') {
         answer(request, response, gatewayError);
         return;
       }
@@ -195,7 +197,10 @@ function answerOnceOverCap(request: Request, cap: BodyCap): void {
  * A compressed body, whose cap counts its inflated bytes: the decompressor body-parser pipes the
  * request into (`request.pipe(decompressor)`, its one way in) is seen through an own `pipe` of the
  * request, which hands it on to the prototype's; its output is counted as it comes, its failure
- * answered at once.
+ * answered at once. body-parser reads the decompressor, not the request, so it would never learn
+ * that the client left mid-body (the request's 'aborted'): the request's 'close' before its body
+ * is complete ends the decompressor with the error raw-body gives a request that closed so, and
+ * the body's reader records it as it records every client that left.
  */
 function watchInflatedBody(request: Request, cap: BodyCap): void {
   const counted = request as CountedRequest;
@@ -205,8 +210,10 @@ function watchInflatedBody(request: Request, cap: BodyCap): void {
 }
 
 const INFLATING = Symbol('inflating');
-type Decompressor = NodeJS.WritableStream & NodeJS.ReadableStream & { [INFLATING]: CountedRequest };
-type WatchedRequest = CountedRequest & { pipe: typeof pipeIntoWatched };
+const DECOMPRESSOR = Symbol('decompressor');
+type Decompressor = NodeJS.WritableStream &
+  NodeJS.ReadableStream & { [INFLATING]: CountedRequest; destroy(error?: Error): void };
+type WatchedRequest = CountedRequest & { pipe: typeof pipeIntoWatched; [DECOMPRESSOR]?: Decompressor };
 
 /** The request's own `pipe` (`this` is the request): watches the decompressor, then pipes as the prototype does. */
 function pipeIntoWatched<T extends NodeJS.WritableStream>(
@@ -219,7 +226,21 @@ function pipeIntoWatched<T extends NodeJS.WritableStream>(
   decompressor[INFLATING] = this;
   decompressor.on('data', countInflatedBytes);
   decompressor.on('error', answerUndecodable);
+  (this as WatchedRequest)[DECOMPRESSOR] = decompressor;
+  this.on('close', endInflatingIfCut);
   return this.pipe(destination, options);
+}
+
+/**
+ * The request's 'close' listener while its body inflates (`this` is the request): a body not
+ * complete by then was cut by the client's leaving. The decompressor is destroyed with the error
+ * raw-body gives such a body, so its reader ends (and the decompressor is not left open).
+ */
+function endInflatingIfCut(this: WatchedRequest): void {
+  if (this.complete) return;
+  this[DECOMPRESSOR]?.destroy(
+    Object.assign(new Error('the client left before its body ended'), { type: CLIENT_LEFT_MID_BODY }),
+  );
 }
 
 /** The decompressor's 'data' listener (`this` is the decompressor). */
@@ -227,11 +248,14 @@ function countInflatedBytes(this: Decompressor, chunk: Buffer): void {
   if (passesCap(this[INFLATING], chunk.length)) this.off('data', countInflatedBytes);
 }
 
-/** The decompressor's 'error' listener (`this` is the decompressor): corrupt, cut short, or not compressed at all. */
-function answerUndecodable(this: Decompressor): void {
+/**
+ * The decompressor's 'error' listener (`this` is the decompressor): corrupt, cut short, or not
+ * compressed at all; not the client's leaving (endInflatingIfCut), which the body's reader records.
+ */
+function answerUndecodable(this: Decompressor, error: unknown): void {
   const request = this[INFLATING];
   const response = request.res!;
-  if (response.headersSent) return;
+  if (response.headersSent || (error as { type?: unknown } | undefined)?.type === CLIENT_LEFT_MID_BODY) return;
   closeConnectionAfterAnswer(response);
   request[BODY_CAP].answer(request, response, undecodableBody(encodingOf(request)));
 }
@@ -440,8 +464,20 @@ export function endRequestsInFlight(drain: DrainService): number {
  * stops (jsonBodyMiddleware), and the connection closes instead of reading the rest.
  */
 function answerWithoutTurn(response: Response, error: GatewayError): void {
+  if (!answerWhileBodyArrives(response, error)) writeErrorResponse(response.req, response, error);
+}
+
+/**
+ * Answers `error` through the route whose body reader is reading the request's body (its route's
+ * body-error answer, which records it as the route records every refusal), with `Connection:
+ * close`; false, and nothing done, when no route is reading its body. The reader then finds the
+ * answer sent and stops (jsonBodyMiddleware).
+ */
+export function answerWhileBodyArrives(response: ServerResponse, error: GatewayError): boolean {
   const request = response.req as Request & Partial<CountedRequest>;
   const cap = request[BODY_CAP];
-  if (cap) cap.answer(request, response, error);
-  else writeErrorResponse(request, response, error);
+  if (!cap) return false;
+  closeConnectionAfterAnswer(response as Response);
+  cap.answer(request, response as Response, error);
+  return true;
 }
