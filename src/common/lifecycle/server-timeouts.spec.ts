@@ -36,4 +36,17 @@ describe('applyServerTimeouts', () => {
     applyServerTimeouts(server, { keepAliveTimeoutMs: 65_000, headersTimeoutMs: 60_000, requestTimeoutMs: 300_000 });
     expect(server.keepAliveTimeout).toBe(65_000);
   });
+
+  it('checks the open connections every tenth of the shorter timeout, within 100 ms and 30 s', () => {
+    const interval = (headersTimeoutMs: number, requestTimeoutMs: number) => {
+      const server = http.createServer();
+      applyServerTimeouts(server, { keepAliveTimeoutMs: 5_000, headersTimeoutMs, requestTimeoutMs });
+      return (server as typeof server & { connectionsCheckingInterval: number }).connectionsCheckingInterval;
+    };
+    expect(interval(60_000, 300_000)).toBe(6_000);
+    expect(interval(20_000, 10_000)).toBe(1_000);
+    expect(interval(500, 500)).toBe(100);
+    expect(interval(0, 3_600_000)).toBe(30_000);
+    expect(interval(0, 0)).toBe(30_000);
+  });
 });
