@@ -157,8 +157,10 @@ class PoolLease<T> implements AccountLease<T> {
 
   release(): void {
     if (this.isReleased) return;
+    // A turn released without `closing` first gives its chat's bound back now.
+    this.closing();
     this.isReleased = true;
-    this.pool.released(this.account, this.isClosing ? undefined : this.chatKey, this.isClosing, this.paidBy);
+    this.pool.released(this.account, this.paidBy);
   }
 }
 
@@ -927,19 +929,13 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * A lease of `account` was given back (`PoolLease.release`, once); `paidBy` is set when the
+   * A lease of `account` was given back (`PoolLease.release`, once, after its `closing`); `paidBy` is set when the
    * turn reported drawing paid usage on it: one paid turn (logged once, however many reports),
    * counted here because a family may report after its answer.
    */
-  released(
-    account: Account<T>,
-    chatKey: string | undefined,
-    wasClosing: boolean,
-    paidBy: EventLogger | undefined,
-  ): void {
+  released(account: Account<T>, paidBy: EventLogger | undefined): void {
     account.inFlight--;
-    if (wasClosing) account.closing--;
-    if (chatKey !== undefined) this.chatTurnEnded(chatKey);
+    account.closing--;
     this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
     if (paidBy) this.paidTurn(account, paidBy);
     const freed = this.slotFreed;
@@ -949,10 +945,16 @@ export class AccountPool<T> implements PlanReporter {
     }
   }
 
-  /** A lease's turn is over for its client (`PoolLease.closing`): its chat's bound is given back, its login slot not yet. */
+  /**
+   * A lease's turn is over for its client (`PoolLease.closing`, which `release` implies): its
+   * chat's bound is given back, its login slot not yet (`released`).
+   */
   closing(account: Account<T>, chatKey: string | undefined): void {
     account.closing++;
-    if (chatKey !== undefined) this.chatTurnEnded(chatKey);
+    if (chatKey === undefined) return;
+    const turns = (this.chatTurns.get(chatKey) ?? 1) - 1;
+    if (turns > 0) this.chatTurns.set(chatKey, turns);
+    else this.chatTurns.delete(chatKey);
   }
 
   /**
@@ -977,12 +979,6 @@ export class AccountPool<T> implements PlanReporter {
       this.slotFreed = { promise, resolve };
     }
     return this.slotFreed.promise;
-  }
-
-  private chatTurnEnded(chatKey: string): void {
-    const turns = (this.chatTurns.get(chatKey) ?? 1) - 1;
-    if (turns > 0) this.chatTurns.set(chatKey, turns);
-    else this.chatTurns.delete(chatKey);
   }
 
   private countPin(alias: string, delta: number): void {
