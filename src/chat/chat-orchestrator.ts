@@ -13,7 +13,7 @@ import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
 import { answerLogLevel } from '../core/error-codes';
-import { clientLeft, GatewayError, isCanceled } from '../core/gateway.error';
+import { clientLeft, endedByGateway, GatewayError, isCanceled } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { CallContext, ChatRequest } from '../providers/shared/provider-adapter';
 import { failureLogFields } from '../providers/shared/upstream-log';
@@ -364,11 +364,6 @@ export class ChatOrchestrator {
     telemetry.finished({ status, failure: error, ...reason, ...(error.code === 'internal' ? { err: thrown } : {}) });
     return error;
   }
-}
-
-/** The error the gateway ended the turn with (the drain deadline aborts its signal with it), if it did. */
-function endedByGateway(signal: AbortSignal): GatewayError | undefined {
-  return signal.aborted && signal.reason instanceof GatewayError ? signal.reason : undefined;
 }
 
 /**

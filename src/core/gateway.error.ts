@@ -192,6 +192,14 @@ export function clientLeft(signal: AbortSignal | undefined): boolean {
 }
 
 /**
+ * The error the gateway ended the request's turn with, if it did (the other side of `clientLeft`):
+ * the drain deadline's `draining`, or a chat turn's own `timeout`.
+ */
+export function endedByGateway(signal: AbortSignal): GatewayError | undefined {
+  return signal.aborted && signal.reason instanceof GatewayError ? signal.reason : undefined;
+}
+
+/**
  * The `canceled` error: the client left before the request had a signal to abort (its body was
  * still arriving), so nothing is answered and it is recorded as a cancel (499).
  */
