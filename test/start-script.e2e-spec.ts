@@ -225,18 +225,22 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
-    const ready = new Promise<{ ready: string[]; parent: number }>((resolve) =>
-      npm.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const line = /^\{"ready".*$/m.exec(stdout);
-        if (line) resolve(JSON.parse(line[0]));
-      }),
+    npm.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    /** Resolves once the output so far holds `text`. */
+    const printed = (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => stdout.includes(text) && (npm.stdout.off('data', check), resolve());
+        npm.stdout.on('data', check);
+        check();
+      });
+    const ready = printed('{"ready"').then(
+      () => JSON.parse(/^\{"ready".*$/m.exec(stdout)![0]) as { ready: string[]; parent: number },
     );
     // npm's own exit: its output closes only once every process holding it has exited too.
     const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
     const closed = new Promise<void>((resolve) => npm.on('close', () => resolve()));
     running = npm.pid;
-    return { npm, ready, exited, output: async () => (await closed, stdout) };
+    return { npm, ready, printed, exited, output: async () => (await closed, stdout) };
   }
 
   /** Whether any process of the group is still running; then none is. */
@@ -263,9 +267,11 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
   });
 
   /**
-   * A gateway that counts the SIGINTs it gets and, on SIGTERM, says how many and exits 3. A signal
-   * sent before another reaches each process of the chain (npm, start.mjs, the gateway) first, so
-   * a SIGINT passed on once too often is counted before the SIGTERM that follows it.
+   * A gateway that counts the SIGINTs it gets and, on SIGTERM, says how many and exits 3. Two
+   * signals sent to a process back to back may be taken by two of its threads in either order, so
+   * each test sends its SIGTERM only once the gateway has printed that it got a SIGINT: a SIGINT
+   * passed on once too often has been sent by then, and the SIGTERM crosses the whole chain (npm,
+   * start.mjs, the gateway) after it.
    */
   function countSigints(): void {
     fs.writeFileSync(
@@ -285,6 +291,7 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
     const run = await npmRun('start');
     await run.ready;
     run.npm.kill('SIGINT');
+    await run.printed('got SIGINT');
     run.npm.kill('SIGTERM');
     expect(await run.exited).toBe(3);
     expect(await run.output()).toContain('SIGINTs: 1\n');
@@ -293,12 +300,14 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
   it("a terminal's Ctrl-C reaches the gateway once, though npm passes it on too", async () => {
     countSigints();
     // `script` runs npm on a terminal of its own, in that terminal's foreground group; what it
-    // reads from its stdin is typed at that terminal.
+    // reads from its stdin is typed at that terminal. `script` starts npm through $SHELL -c: `exec`
+    // leaves npm alone in that group, as an interactive shell's job control does, so the shell's
+    // own fate under Ctrl-C (dash, say, dies of it while it waits) is not the test's.
     const npmCli = process.env.npm_execpath;
     const npmCommand = npmCli?.endsWith('.js') ? `'${process.execPath}' '${npmCli}'` : 'npm';
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.NODE_OPTIONS;
-    const terminal = spawn('script', ['-qfec', `${npmCommand} --script-shell ${shell} run start`, '/dev/null'], {
+    const terminal = spawn('script', ['-qfec', `exec ${npmCommand} --script-shell ${shell} run start`, '/dev/null'], {
       cwd: root,
       env,
       detached: true,
