@@ -54,7 +54,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
       error = new GatewayError('responses_api_not_served');
     }
     if (error.code === 'internal' && !(exception instanceof GatewayError)) {
-      requestLoggerOf(request, this.rootLogger).error({ event: 'unhandled_error', err: exception }, 'unhandled_error');
+      // The request's one failure line (its access line then stays info): what the client got, as
+      // every failure line says it, and the bug with its stack to report.
+      requestLoggerOf(request, this.rootLogger).error(
+        { event: 'unhandled_error', status: error.spec.status, error_code: error.code, err: exception },
+        'unhandled_error',
+      );
     }
     if (response.destroyed) return;
     writeErrorResponse(request, response, error);

@@ -122,6 +122,17 @@ export function clientErrorLogFields(error: GatewayError): { param?: string; err
 }
 
 /**
+ * What the one line of a request no route's line records (its access line, or the
+ * `http_request_rejected` of a request Node's parser refused) says of the error it was answered with
+ * at `status`: `error_code`, and for a client error (4xx but a client's leaving, 499) `param` and
+ * `error_message` as the routes' own lines carry them (clientErrorLogFields).
+ */
+function answeredErrorLogFields(error: GatewayError, status: number): Record<string, unknown> {
+  const clientError = status >= 400 && status < 500 && status !== 499;
+  return { error_code: error.code, ...(clientError ? clientErrorLogFields(error) : {}) };
+}
+
+/**
  * The longest Retry-After that the clients which honour it wait for before they retry by
  * themselves: the `openai` SDK (and the other Stainless-generated SDKs) and LangChain.js wait up
  * to 60 s. The SDK ignores a longer Retry-After and retries after its own backoff of about a second.
@@ -211,7 +222,7 @@ export function writeErrorResponse(
   const error = toGatewayError(thrown);
   if (error.code === 'canceled') return;
   const structured = isStructuredRoute(request);
-  noteAnsweredError(response, error.code);
+  noteAnsweredError(response, { code: error.code, logFields: (status) => answeredErrorLogFields(error, status) });
   const answer = errorAnswer(error, structured ? 'structured' : 'openai', {
     ...options,
     requestId: structured ? (request.body as { request_id?: unknown } | undefined)?.request_id : undefined,
@@ -231,13 +242,15 @@ export function closeConnectionAfterAnswer(response: Response): void {
 /**
  * The OpenAI answer to `thrown` as a whole HTTP/1.1 response with `Connection: close`, for a socket
  * whose request never became a request object (the `clientError` handler). It carries
- * `x-request-id` as every answer does: `requestId` is the id its log line names.
+ * `x-request-id` as every answer does: `requestId` is the id its log line names, and `logFields`
+ * what that line says of the error (answeredErrorLogFields).
  */
 export function rawErrorResponse(
   thrown: unknown,
   requestId: string,
-): { readonly status: number; readonly bytes: Buffer } {
-  const { status, headers, body } = errorAnswer(thrown, 'openai', { connectionClose: true });
+): { readonly status: number; readonly bytes: Buffer; readonly logFields: Record<string, unknown> } {
+  const error = toGatewayError(thrown);
+  const { status, headers, body } = errorAnswer(error, 'openai', { connectionClose: true });
   const payload = Buffer.from(JSON.stringify(body));
   const head =
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
@@ -246,7 +259,11 @@ export function rawErrorResponse(
     `x-request-id: ${requestId}\r\n` +
     headers.map(([name, value]) => `${name}: ${value}\r\n`).join('') +
     '\r\n';
-  return { status, bytes: Buffer.concat([Buffer.from(head, 'latin1'), payload]) };
+  return {
+    status,
+    bytes: Buffer.concat([Buffer.from(head, 'latin1'), payload]),
+    logFields: answeredErrorLogFields(error, status),
+  };
 }
 
 /**

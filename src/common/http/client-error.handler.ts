@@ -120,13 +120,14 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
     const gatewayError = new GatewayError(code, MESSAGE_BY_CODE[code] ?? {});
     if (failedAnswer && answerWhileBodyArrives(failedAnswer, gatewayError)) return;
     const requestId = randomUUID();
-    const { status, bytes } = rawErrorResponse(gatewayError, requestId);
+    const { status, bytes, logFields } = rawErrorResponse(gatewayError, requestId);
     logRejection(
       logger,
       socket,
       requestId,
       sanitizeIdentifier(error.code ?? 'unknown'),
       status,
+      logFields,
       requestLineOf((error as ParserError).rawPacket),
     );
     answerAfterInFlight(socket, bytes);
@@ -136,9 +137,9 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
     // Node no longer watches this socket: a client's reset must not become an uncaught error.
     socket.on('error', ignore);
     const requestId = randomUUID();
-    const { status, bytes } = rawErrorResponse(new GatewayError('route_not_found'), requestId);
+    const { status, bytes, logFields } = rawErrorResponse(new GatewayError('route_not_found'), requestId);
     // The target (host:port) is not logged: it is not a path, and may carry userinfo.
-    logRejection(logger, socket, requestId, 'CONNECT', status, { method: 'CONNECT' });
+    logRejection(logger, socket, requestId, 'CONNECT', status, logFields, { method: 'CONNECT' });
     // Pipelined behind other requests, it is answered after them, as a malformed request is.
     answerAfterInFlight(socket, bytes);
   });
@@ -156,6 +157,7 @@ function logRejection(
   requestId: string,
   reason: string,
   status: number,
+  errorFields: Record<string, unknown>,
   requestLine: { method?: string; path?: string },
 ): void {
   logger.warn(
@@ -164,6 +166,8 @@ function logRejection(
       event: 'http_request_rejected',
       reason,
       status,
+      // What the client was answered: `error_code`, and for a 4xx its message (the error writer's).
+      ...errorFields,
       // Who sent it, so the operator can find the client; the request line when it was read.
       remote_address: socket.remoteAddress ?? 'unknown',
       remote_port: socket.remotePort,

@@ -102,7 +102,7 @@ describe(startRequestLog.name, () => {
     for (const [status, ended, headersSent, code] of cases) {
       const { request, response } = exchange('/v1/chat/completions\n{"level":60}?q=secret');
       startRequestLog(root)(request, response);
-      if (code !== undefined) noteAnsweredError(response, code);
+      if (code !== undefined) noteAnsweredError(response, { code, logFields: () => ({ error_code: code }) });
       response.statusCode = status;
       response.writableEnded = ended;
       (response as unknown as { headersSent: boolean }).headersSent = headersSent;
@@ -136,6 +136,10 @@ describe(startRequestLog.name, () => {
     }
     expect(records[2].error_message).toBe('failed with status code 502');
     expect(records[2]).not.toHaveProperty('err');
+    // The answered error is said on the line that reports the failure, never on an info line.
+    expect(records[5]).toMatchObject({ status: 503, error_code: 'idempotency_store_full' });
+    expect(records[6]).not.toHaveProperty('error_code');
+    expect(records[6]).not.toHaveProperty('status');
   });
 
   it('writes the access line of a health check at debug level only', async () => {

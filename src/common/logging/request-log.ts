@@ -19,8 +19,10 @@ import type { EventLogger } from '../../core/event-logger';
  * `responseTime` in ms, at the level of the one rule (answerLogLevel: info, warn for a 4xx, error
  * for a 5xx, info again for a drain's refusal) — at info when a line of the request already said
  * its failure at warn or error (the route's own, with its cause and fix): a failed request has one
- * warning, never two (docs/troubleshooting.md "One line per failure"). Health probes, which load
- * balancers send every few seconds, get theirs only at debug level.
+ * warning, never two (docs/troubleshooting.md "One line per failure"). Otherwise the access line is
+ * that one line, and says the error the writer answered (`status`, `error_code`, for a 4xx its
+ * message: noteAnsweredError). Health probes, which load balancers send every few seconds, get
+ * theirs only at debug level.
  */
 
 const REQUEST_LOG = Symbol('requestLog');
@@ -159,12 +161,21 @@ class AccessLine {
     }
     // A client that left before any answer (499) is info: leaving is the client's right (a stopped
     // agent turn), not a failure of the request.
-    const level = error ? 'error' : answerLogLevel(status, (response as LoggedResponse)[ANSWERED_CODE]);
+    const answered = (response as LoggedResponse)[ANSWERED_ERROR];
+    const level = error ? 'error' : answerLogLevel(status, answered?.code);
     if (level !== 'info' && this.request[REQUEST_LOG]?.reported) {
       // The route's own line already said what failed and the fix, at warn or error: this one
       // records the exchange only, so a failure is one warning, not two.
       root.info(fields, outcome);
-    } else if (level === 'error') {
+      return;
+    }
+    if (level !== 'info' && answered !== undefined) {
+      // No line of the route said it (an unknown path or model id, a refused bearer outside
+      // chat): this one is the failure's line, so it says what the client was answered.
+      fields.status = status;
+      Object.assign(fields, answered.logFields(status));
+    }
+    if (level === 'error') {
       // The status says what happened and the turn's `upstream_*` line why. A plain field, not
       // pino's `err`: its serializer writes a stack, which would say nothing here and may name
       // files of the deployment.
@@ -192,16 +203,27 @@ function pathOf(url: string): string {
   }
 }
 
+/** The error a request was answered with, as its access line may state it (the error writer's words). */
+export interface AnsweredError {
+  readonly code: ErrorCode;
+  /**
+   * The fields that say it (`error_code`; for a client error `param` and `error_message`), at the
+   * status that went out. Asked only when the access line is the request's one failure line.
+   */
+  logFields(status: number): Record<string, unknown>;
+}
+
 const ACCESS_LINE = Symbol('accessLine');
-const ANSWERED_CODE = Symbol('answeredCode');
-type LoggedResponse = ServerResponse & { [ACCESS_LINE]?: AccessLine; [ANSWERED_CODE]?: ErrorCode };
+const ANSWERED_ERROR = Symbol('answeredError');
+type LoggedResponse = ServerResponse & { [ACCESS_LINE]?: AccessLine; [ANSWERED_ERROR]?: AnsweredError };
 
 /**
- * Notes the error code a request is answered with (the error writer does, for every error answer),
- * so its access line takes the level of the one rule: a drain's 503 is no error line.
+ * Notes the error a request is answered with (the error writer does, for every error answer), so
+ * its access line takes the level of the one rule (a drain's 503 is no error line) and, when no
+ * line of the route said the failure, says it.
  */
-export function noteAnsweredError(response: ServerResponse, code: ErrorCode): void {
-  (response as LoggedResponse)[ANSWERED_CODE] = code;
+export function noteAnsweredError(response: ServerResponse, answered: AnsweredError): void {
+  (response as LoggedResponse)[ANSWERED_ERROR] = answered;
 }
 
 function logAccessWhenDone(response: ServerResponse, line: AccessLine): void {
