@@ -126,7 +126,9 @@ export function writeBackFailure(
   let remedy: string;
   switch (errno) {
     case 'EROFS':
-      remedy = `mount the file read-write for ${user}`;
+      // Kubernetes mounts Secret and ConfigMap volumes read-only whatever the pod asks, so "read-write"
+      // alone would send the operator after a setting that does not exist there.
+      remedy = `mount the file read-write for ${user}; a Kubernetes Secret or ConfigMap mount is always read-only: copy the file into a writable volume (the login claim of docker/k8s/base)`;
       break;
     case 'EACCES':
     case 'EPERM':

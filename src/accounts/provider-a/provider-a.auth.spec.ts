@@ -336,6 +336,46 @@ describe(ProviderAAuth.name, () => {
     expect(line.fix).toContain(`${written.path} is a directory, not a login file`);
   });
 
+  it('names the Kubernetes case when the login file sits on a read-only mount (EROFS)', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-old' });
+    fake.enqueueToken({
+      status: 200,
+      body: { access_token: makeJwt({ exp: now() + 3600, jti: 'kept' }), refresh_token: 'rt-secret-rotated' },
+    });
+    // What a read-only mount answers, as root too, without mount privileges: the kernel's EROFS
+    // when the write-back opens its file beside the login file (reads still pass).
+    const open = fs.promises.open;
+    const refused = jest.spyOn(fs.promises, 'open').mockImplementation((file, ...rest) =>
+      String(file).startsWith(`${written.path}.`)
+        ? Promise.reject(
+            Object.assign(new Error(`EROFS: read-only file system, open '${String(file)}'`), {
+              code: 'EROFS',
+              syscall: 'open',
+            }),
+          )
+        : open(file, ...rest),
+    );
+    try {
+      const credentials = await authFor(written.path).current(signal, logger);
+      const line = loginLine('provider_a_auth_persist_failed', written.path, [
+        'rt-secret-old',
+        'rt-secret-rotated',
+        credentials.accessToken,
+      ]);
+      expect(line.errno).toBe('EROFS');
+      expect(line.fix).toContain(`the refreshed token could not be written to ${written.path} (EROFS)`);
+      expect(line.fix).toContain('the login works until the gateway restarts, then needs a new login');
+      expect(line.fix).toMatch(/mount the file read-write for the gateway's user/);
+      // A Secret or ConfigMap cannot be mounted read-write: the fix says where the file goes instead.
+      expect(line.fix).toContain(
+        'a Kubernetes Secret or ConfigMap mount is always read-only: copy the file into a writable volume (the login claim of docker/k8s/base)',
+      );
+      expect(line.fix).not.toContain('\n');
+    } finally {
+      refused.mockRestore();
+    }
+  });
+
   it('stops waiting at once when the caller aborts', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10 });
     fake.enqueueToken({ status: 200, delayMs: 3000, body: { access_token: makeJwt({ exp: now() + 3600 }) } });
