@@ -76,6 +76,38 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     expect(copies).toContainEqual({ flags: ['from=build'], args: '/app/dist ./dist' });
   });
 
+  it("gives both stages' npm ci the project's .npmrc (the install-script policy), and the context keeps it", () => {
+    // npm reads the project's .npmrc from the directory it runs in: each stage must copy it into
+    // its WORKDIR before its `npm ci`, or strict-allow-scripts stops nothing there
+    // (docs/deployment.md "Install scripts").
+    for (const stage of [buildStage, runtimeStage]) {
+      const install = inStage(stage, 'RUN').find((run) => /^npm ci\b/.test(text(run)))!;
+      const copiedBefore = inStage(stage, 'COPY')
+        .filter((copy) => copy.getRange().start.line < install.getRange().start.line)
+        .filter((copy) => (copy as any).getFlags().length === 0)
+        .flatMap((copy) => {
+          const args = text(copy).split(/\s+/);
+          return args.at(-1) === './' ? args.slice(0, -1) : [];
+        });
+      expect(inStage(stage, 'WORKDIR').map(text)).toEqual(['/app']);
+      expect(copiedBefore).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', '.npmrc']));
+    }
+    // Docker's ignore patterns are Go's filepath.Match plus `**`: there `*` matches a leading dot too.
+    const matches = (pattern: string, file: string) =>
+      new RegExp(
+        `^${pattern
+          .replace(/^\//, '')
+          .replace(/[.+^${}()|\\]/g, '\\$&')
+          .replace(/\*\*\/?|\*|\?/g, (wild) => ({ '**/': '(.*/)?', '**': '.*', '*': '[^/]*' })[wild] ?? '[^/]')}$`,
+      ).test(file);
+    const ignoredNpmrc = readText(path.join(DOCKER, 'Dockerfile.dockerignore'))
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#') && !line.startsWith('!'))
+      .filter((pattern) => matches(pattern, '.npmrc'));
+    expect(ignoredNpmrc).toEqual([]);
+  });
+
   it('takes BUILD_VERSION, BUILD_COMMIT and BUILD_DATE as build args and passes them on as ENV', () => {
     for (const name of ['BUILD_VERSION', 'BUILD_COMMIT', 'BUILD_DATE']) {
       expect(inStage(buildStage, 'ARG').map(text)).toContain(name);
