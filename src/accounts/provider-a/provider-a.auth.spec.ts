@@ -310,6 +310,15 @@ describe(ProviderAAuth.name, () => {
     expect(await auth.current(signal, logger)).toEqual(credentials);
   });
 
+  /** The one `provider_a_auth_persist_failed` line of a refresh that rotated `rt-secret-old` to `rt-secret-rotated`. */
+  function persistFailedLine(file: string, credentials: { accessToken: string }) {
+    return loginLine('provider_a_auth_persist_failed', file, [
+      'rt-secret-old',
+      'rt-secret-rotated',
+      credentials.accessToken,
+    ]);
+  }
+
   it('says which login file could not take the rotated token, what that costs and the fix', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-old' });
     fake.enqueueToken({
@@ -322,12 +331,7 @@ describe(ProviderAAuth.name, () => {
     // A directory where the file was: the write-back fails as it would on a read-only mount, as root too.
     fs.rmSync(written.path);
     fs.mkdirSync(written.path);
-    const credentials = await pending;
-    const line = loginLine('provider_a_auth_persist_failed', written.path, [
-      'rt-secret-old',
-      'rt-secret-rotated',
-      credentials.accessToken,
-    ]);
+    const line = persistFailedLine(written.path, await pending);
     expect(line.errno).toBe('EISDIR');
     expect(line.fix).toContain(`the refreshed token could not be written to ${written.path} (EISDIR)`);
     expect(line.fix).toContain(
@@ -356,12 +360,7 @@ describe(ProviderAAuth.name, () => {
         : open(file, ...rest),
     );
     try {
-      const credentials = await authFor(written.path).current(signal, logger);
-      const line = loginLine('provider_a_auth_persist_failed', written.path, [
-        'rt-secret-old',
-        'rt-secret-rotated',
-        credentials.accessToken,
-      ]);
+      const line = persistFailedLine(written.path, await authFor(written.path).current(signal, logger));
       expect(line.errno).toBe('EROFS');
       expect(line.fix).toContain(`the refreshed token could not be written to ${written.path} (EROFS)`);
       expect(line.fix).toContain('the login works until the gateway restarts, then needs a new login');
