@@ -80,7 +80,10 @@ describe('the supported Node runtime (docs/deployment.md "Runtime")', () => {
       .split(path.delimiter)
       .filter((entry) => !entry.includes(`${path.sep}node_modules${path.sep}.bin`))
       .join(path.delimiter);
-    const scriptNode = execFileSync('npm', ['exec', '--', 'node', '-p', 'process.version'], {
+    // `npm exec -c` runs its command through a shell on the PATH npm gives its scripts, as .ci/run
+    // does; `npm exec -- node` would not use PATH but look for a package binary named node (a
+    // global one, or the registry's `node` package) where node_modules/.bin has none.
+    const scriptNode = execFileSync('npm', ['exec', '-c', 'node -p process.version'], {
       cwd: REPO_ROOT,
       env: { ...process.env, PATH: machinePath },
       encoding: 'utf8',
