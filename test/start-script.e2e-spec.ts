@@ -302,10 +302,11 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
     // `script` runs npm on a terminal of its own, in that terminal's foreground group; what it
     // reads from its stdin is typed at that terminal. `script` starts npm through $SHELL -c: `exec`
     // leaves npm alone in that group, as an interactive shell's job control does, so the shell's
-    // own fate under Ctrl-C (dash, say, dies of it while it waits) is not the test's.
+    // own fate under Ctrl-C (dash, say, dies of it while it waits) is not the test's. SHELL is
+    // set, not inherited: the machine's may name a shell that is not installed.
     const npmCli = process.env.npm_execpath;
     const npmCommand = npmCli?.endsWith('.js') ? `'${process.execPath}' '${npmCli}'` : 'npm';
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, SHELL: '/bin/sh' };
     delete env.NODE_OPTIONS;
     const terminal = spawn('script', ['-qfec', `exec ${npmCommand} --script-shell ${shell} run start`, '/dev/null'], {
       cwd: root,
@@ -315,14 +316,20 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
     });
     running = terminal.pid;
     let stdout = '';
-    const ready = new Promise<{ parent: number }>((resolve) =>
+    const exited = new Promise<number | null>((resolve) => terminal.on('exit', resolve));
+    // A start that fails (no npm, a shell that cannot run) fails the test at once, with what it printed.
+    const ready = new Promise<{ parent: number }>((resolve, reject) => {
       terminal.stdout.on('data', (chunk: Buffer) => {
         stdout += chunk.toString();
         const line = /^\{"ready".*?\}(?=\r?$)/m.exec(stdout);
         if (line) resolve(JSON.parse(line[0]));
-      }),
-    );
-    const exited = new Promise<number | null>((resolve) => terminal.on('exit', resolve));
+      });
+      let stderr = '';
+      terminal.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      terminal.on('close', (code) =>
+        reject(new Error(`script exited with ${code} before the gateway was ready; it printed:\n${stdout}${stderr}`)),
+      );
+    });
     const startScript = (await ready).parent;
     // npm is the parent of scripts/start.mjs (package.json runs it with `exec`).
     const stat = fs.readFileSync(`/proc/${startScript}/stat`, 'utf8');
