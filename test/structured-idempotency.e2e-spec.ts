@@ -301,7 +301,12 @@ describe('structured idempotency', () => {
   });
 
   it('keeps the call for the joiners when the leader disconnects; a joiner deadline ends only that joiner', async () => {
-    harness.fake.enqueue(extractionReply(undefined, { delayMs: 600 }));
+    // The reply's last frame waits for the test, so the short deadline ends before any answer.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const [first, delta, done] = extractionReply().frames;
+    harness.fake.enqueue({ frames: [first, delta, { ...done, after: released }] });
+    const before = await idempotencyCounts(harness);
     const controller = new AbortController();
     const leader = postStructured(harness.gateway, keyed('k-leader-gone', { request_id: 'lead' }), {
       signal: controller.signal,
@@ -312,7 +317,8 @@ describe('structured idempotency', () => {
       harness.gateway,
       keyed('k-leader-gone', { request_id: 'short', deadline_ms: 100 }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Both have joined the call (a join counts as a local hit) before the leader leaves.
+    await eventually(async () => (await deltas(harness, before)).local_hit === 2, 20_000, 'two joiners');
     controller.abort();
     await leader;
     const shortAnswer = await impatient;
@@ -321,6 +327,7 @@ describe('structured idempotency', () => {
       'timeout',
       'deadline elapsed before the model responded',
     ]);
+    release();
     const joined: StructuredAnswer = await joiner;
     expect([joined.status, joined.body.idempotent_replay, joined.body.request_id]).toEqual([200, true, 'join']);
     expect(await settlesWithin(upstream.closedByClient, 100)).toBe(false);
