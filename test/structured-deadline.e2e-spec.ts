@@ -1,6 +1,7 @@
 import { created, errorEvent, textDelta, usageLimitEvent } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
 import { metricValue } from './support/prometheus-text';
+import { eventually } from './support/poll';
 import {
   extractionReply,
   postStructured,
@@ -357,15 +358,24 @@ describe('structured queue (docs/design/behaviours.md §4.3)', () => {
       STRUCTURED_QUEUE_TIMEOUT: '5s',
     });
     try {
-      harness.fake.enqueue(extractionReply(undefined, { delayMs: 800 }));
+      // The holder keeps the only slot until the test releases its reply's last frame.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const [first, delta, done] = extractionReply().frames;
+      harness.fake.enqueue({ frames: [first, delta, { ...done, after: released }] });
       const holder = postStructured(harness.gateway, structuredBody({ request_id: 'holder' }));
       await harness.fake.waitForRequests(1);
       const fullBefore = await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', {
         provider: 'structured',
         result: 'full',
       });
-      const waiter = postStructured(harness.gateway, structuredBody({ request_id: 'waiter', deadline_ms: 150 }));
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // Long enough for the next request to be refused while the waiter still waits.
+      const waiter = postStructured(harness.gateway, structuredBody({ request_id: 'waiter', deadline_ms: 3000 }));
+      await eventually(
+        () => harness.gateway.logs.records('queue_wait').some((record) => record.request_id === 'waiter'),
+        10_000,
+        'the waiter queued',
+      );
       const rejected = await postStructured(harness.gateway, structuredBody({ request_id: 'rejected' }));
       expect([rejected.status, rejected.error?.code, rejected.headers.get('retry-after')]).toEqual([
         429,
@@ -384,6 +394,7 @@ describe('structured queue (docs/design/behaviours.md §4.3)', () => {
       ).toBe(fullBefore + 1);
       const waited = await waiter;
       expect([waited.status, waited.error?.message]).toEqual([504, 'deadline elapsed while waiting for admission']);
+      release();
       expect((await holder).status).toBe(200);
       expect(harness.fake.requests()).toHaveLength(1);
       const logged = harness.gateway.logs.records('queue_full').at(-1);
