@@ -172,8 +172,11 @@ describe('draining on SIGTERM / SIGINT / SIGHUP (child process)', () => {
   });
 
   it("answers a keep-alive client's next request sent the moment its stream ended, with Connection: close", async () => {
+    // The first stream's end waits for the test: the drain starts with it in flight.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     fake().enqueue(
-      { frames: [created(), textDelta('first '), textDelta('turn', 'msg_1', 1500), completed()] },
+      { frames: [created(), textDelta('first '), { ...textDelta('turn'), after: released }, completed()] },
       { frames: [created(), textDelta('next turn'), completed()] },
     );
     const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
@@ -211,11 +214,14 @@ describe('draining on SIGTERM / SIGINT / SIGHUP (child process)', () => {
       gateway.process.kill('SIGTERM');
       await waitForDraining(gateway);
       // The next turn goes out on the same connection as soon as the first one's answer ended.
-      const [firstAnswer, nextAnswer] = await first.then(async (answer) => [answer, await turn('second')] as const);
+      const answers = first.then(async (answer) => [answer, await turn('second')] as const);
+      release();
+      const [firstAnswer, nextAnswer] = await answers;
       expect(firstAnswer).toMatchObject({ status: 200, connection: 'keep-alive' });
       expect(nextAnswer).toMatchObject({ status: 200, connection: 'close', reused: true });
       expect(nextAnswer.text).toContain('"content":"next turn"');
       expect(await gateway.exited).toEqual({ code: 0, signal: null });
+      expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ in_flight: 1 });
       expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true });
     } finally {
       agent.destroy();
