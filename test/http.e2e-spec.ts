@@ -11,6 +11,7 @@ import {
   sendRawBytes,
 } from './support/raw-http';
 import type { RawAnswer } from './support/raw-http';
+import type { TestGateway } from './support/create-test-app';
 import { useGateway } from './support/create-test-app';
 import { metricValue } from './support/prometheus-text';
 
@@ -871,15 +872,12 @@ describe('HTTP server timeouts from their settings', () => {
 });
 
 describe('a request whose body does not finish arriving (docs/error-codes.md canceled and request_timeout)', () => {
-  // A short request timeout for the 408 case; the clients that leave do so within milliseconds.
-  const gateway = useGateway(() => ({
-    STRUCTURED_INFERENCE_ENABLED: 'true',
-    GATEWAY_HEADERS_TIMEOUT: '1s',
-    GATEWAY_REQUEST_TIMEOUT: '1s',
-  }));
-  const port = () => Number(new URL(gateway.url).port);
+  // The default timeouts: a pause of a busy machine cannot turn a client that leaves into a 408.
+  const gateway = useGateway(() => ({ STRUCTURED_INFERENCE_ENABLED: 'true' }));
   const CHAT = JSON.stringify({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'x'.repeat(600) }] });
   const STRUCTURED = JSON.stringify({ request_id: 'r-upload', model: 'gpt-6.1-terra', input: 'x'.repeat(600) });
+  // Every gateway of this process records into prom-client's default registry, so the counts are
+  // scraped from this one, whose timeouts no scrape on a busy machine can reach.
   const chatCount = async (status: string) =>
     metricValue(gateway, 'gateway_chat_api_requests_total', { provider: 'none', status });
   let ids = 0;
@@ -895,17 +893,19 @@ describe('a request whose body does not finish arriving (docs/error-codes.md can
     body: string | Buffer,
     routeEvent: string,
     end: 'leave' | 'reset' | 'wait',
-    options: { chunked?: boolean; headers?: Record<string, string> } = {},
+    options: { chunked?: boolean; headers?: Record<string, string>; to?: TestGateway } = {},
   ): Promise<{ id: string; answer: RawAnswer; records: Record<string, unknown>[] }> {
+    const target = options.to ?? gateway;
     const id = `upload-${++ids}`;
-    const before = gateway.logs.lines.length;
-    const half = await postHalfABody(port(), path, body, { 'x-request-id': id, ...options.headers }, options);
+    const before = target.logs.lines.length;
+    const port = Number(new URL(target.url).port);
+    const half = await postHalfABody(port, path, body, { 'x-request-id': id, ...options.headers }, options);
     if (end !== 'wait') half[end]();
     const answer = await half.answer;
-    const records = () => gateway.logs.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const records = () => target.logs.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
     const ours = (record: Record<string, unknown>) => record.reqId === id;
-    await gateway.logs.waitForLine((line) => line.includes(`"req":{"id":"${id}"`));
-    await gateway.logs.waitForLine(() => records().some((record) => ours(record) && record.event === routeEvent));
+    await target.logs.waitForLine((line) => line.includes(`"req":{"id":"${id}"`));
+    await target.logs.waitForLine(() => records().some((record) => ours(record) && record.event === routeEvent));
     return { id, answer, records: records() };
   }
 
@@ -964,10 +964,18 @@ describe('a request whose body does not finish arriving (docs/error-codes.md can
   });
 
   describe('GATEWAY_REQUEST_TIMEOUT passing while the body arrives', () => {
+    const timing = useGateway(() => ({
+      STRUCTURED_INFERENCE_ENABLED: 'true',
+      GATEWAY_HEADERS_TIMEOUT: '1s',
+      GATEWAY_REQUEST_TIMEOUT: '1s',
+    }));
+
     it('is answered 408 by the chat route, under the request id, and recorded once as that 408', async () => {
       const timedOut = await chatCount('408');
       const refused = await chatCount('400');
-      const { id, answer, records } = await halfAnUpload('/v1/chat/completions', CHAT, 'chat_completion', 'wait');
+      const { id, answer, records } = await halfAnUpload('/v1/chat/completions', CHAT, 'chat_completion', 'wait', {
+        to: timing,
+      });
       expect([answer.status, answer.headers['x-request-id'], answer.headers.connection]).toEqual([408, id, 'close']);
       expect(JSON.parse(answer.body).error.code).toBe('request_timeout');
       const completions = records.filter((record) => record.event === 'chat_completion');
@@ -984,6 +992,7 @@ describe('a request whose body does not finish arriving (docs/error-codes.md can
         STRUCTURED,
         'structured_failure',
         'wait',
+        { to: timing },
       );
       expect([answer.status, answer.headers['x-request-id'], answer.headers.connection]).toEqual([408, id, 'close']);
       expect(JSON.parse(answer.body).error.code).toBe('request_timeout');
