@@ -257,6 +257,10 @@ describe('ProviderAAdapter (login, transport, body)', () => {
         settings: { PRIMARY_FAITHFUL_PROFILE: profilePath },
       });
       fake().enqueue(textReply('ok'));
+      // The local date on either side of the request: a run that crosses midnight sees one of them.
+      const localDate = () =>
+        new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+      const dateBefore = localDate();
       const request = providerAChatRequest({
         faithful: true,
         conversationId: 'chat:faithful',
@@ -270,9 +274,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       const [recorded] = fake().requests();
       const body = recorded.body!;
       const session = sessionIdForChat('chat:faithful');
-      const today = new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-        new Date(),
-      );
+      const dateAfter = localDate();
       expect(body.instructions).toBe('Profile instructions for tests.');
       expect(body.tools).toEqual([
         {
@@ -285,7 +287,8 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(body.parallel_tool_calls).toBe(false);
       expect(body.include).toEqual(['reasoning.encrypted_content']);
       const input = body.input as Array<Record<string, unknown>>;
-      expect(JSON.stringify(input[0])).toContain(`<current_date>${today}</current_date>`);
+      const sentDate = /<current_date>([^<]*)<\/current_date>/.exec(JSON.stringify(input[0]))?.[1];
+      expect([dateBefore, dateAfter]).toContain(sentDate);
       expect(input[1]).toEqual({
         type: 'message',
         role: 'developer',
