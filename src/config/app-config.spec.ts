@@ -36,6 +36,7 @@ describe(loadConfig.name, () => {
         bearerSecret: undefined,
         callerHeader: undefined,
         maxBodyBytes: 33_554_432,
+        maxBodyBytesInFlight: 67_108_864,
         keepAliveTimeoutMs: 65_000,
         headersTimeoutMs: 60_000,
         requestTimeoutMs: 300_000,
@@ -621,6 +622,30 @@ describe(loadConfig.name, () => {
       ]);
     });
 
+    it('refuses a body budget smaller than the largest body a route accepts, naming the fix', () => {
+      expect(configError(() => load({ GATEWAY_MAX_BODY_BYTES_IN_FLIGHT: '33554431' }))).toBe(
+        'invalid setting GATEWAY_MAX_BODY_BYTES_IN_FLIGHT / --gateway-max-body-bytes-in-flight: 33554431 bytes is less than 33554432 (GATEWAY_MAX_BODY_BYTES, the largest chat body), so such a body would be refused however often it is retried; raise GATEWAY_MAX_BODY_BYTES_IN_FLIGHT to at least 33554432 (together with the container\'s memory limit: docs/deployment.md "Memory budget"), or set it to 0 for no bound',
+      );
+      // A raised body cap needs the budget raised with it (the default budget is two default bodies).
+      expect(configError(() => load({ GATEWAY_MAX_BODY_BYTES: '100000000' }))).toMatch(
+        /GATEWAY_MAX_BODY_BYTES_IN_FLIGHT.*67108864 bytes is less than 100000000 \(GATEWAY_MAX_BODY_BYTES/,
+      );
+      // The structured route's 4 MiB cap counts while that route is served.
+      const small = { GATEWAY_MAX_BODY_BYTES: '1024', GATEWAY_MAX_BODY_BYTES_IN_FLIGHT: '4194303' };
+      expect(load(small).server.maxBodyBytesInFlight).toBe(4_194_303);
+      expect(configError(() => load({ ...small, STRUCTURED_INFERENCE_ENABLED: 'true' }))).toMatch(
+        /4194303 bytes is less than 4194304 \(the structured route's body cap, while STRUCTURED_INFERENCE_ENABLED is true\)/,
+      );
+      // Equal fits one body; 0 is no bound, whatever the cap.
+      expect(load({ GATEWAY_MAX_BODY_BYTES_IN_FLIGHT: '33554432' }).server.maxBodyBytesInFlight).toBe(33_554_432);
+      expect(load({ GATEWAY_MAX_BODY_BYTES_IN_FLIGHT: '0', GATEWAY_MAX_BODY_BYTES: '268435456' }).server).toMatchObject(
+        { maxBodyBytesInFlight: 0 },
+      );
+      expect(configError(() => load({ GATEWAY_MAX_BODY_BYTES_IN_FLIGHT: '-1' }))).toMatch(
+        /must be a non-negative integer/,
+      );
+    });
+
     it('refuses a count beyond its documented bound, which would reserve memory for it at startup', () => {
       expect(configError(() => load({ ACCOUNT_PINNED_CHATS_MAX: '4294967296' }))).toBe(
         'invalid setting ACCOUNT_PINNED_CHATS_MAX / --account-pinned-chats-max: must be an integer from 1 to 100000 (got "4294967296")',
@@ -635,7 +660,9 @@ describe(loadConfig.name, () => {
       expect(configError(() => load({ GATEWAY_MAX_BODY_BYTES: '268435457' }))).toMatch(
         /GATEWAY_MAX_BODY_BYTES.*must be an integer from 1 to 268435456/,
       );
-      expect(load({ GATEWAY_MAX_BODY_BYTES: '268435456' }).server.maxBodyBytes).toBe(268_435_456);
+      expect(
+        load({ GATEWAY_MAX_BODY_BYTES: '268435456', GATEWAY_MAX_BODY_BYTES_IN_FLIGHT: '0' }).server.maxBodyBytes,
+      ).toBe(268_435_456);
       expect(configError(() => load({ GATEWAY_MAX_BODY_BYTES: '0' }))).toMatch(/from 1 to 268435456/);
     });
 

@@ -11,7 +11,14 @@ import type {
 } from './settings';
 import { familyIds, families } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
-import { allSettings, flagOf, settingsByEnv, settingsByFlag, writtenDefault } from './settings';
+import {
+  allSettings,
+  flagOf,
+  settingsByEnv,
+  settingsByFlag,
+  STRUCTURED_MAX_BODY_BYTES,
+  writtenDefault,
+} from './settings';
 import type { ParseContext } from './setting-parsers';
 import { SettingRuleError } from './setting-parsers';
 import { quoted } from '../core/quoted';
@@ -210,6 +217,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     byEnv.get('GATEWAY_HEADERS_TIMEOUT')!.flag,
   );
 
+  refuseBodyBudgetBelowOneBody(
+    value('GATEWAY_MAX_BODY_BYTES_IN_FLIGHT'),
+    value('GATEWAY_MAX_BODY_BYTES'),
+    value('STRUCTURED_INFERENCE_ENABLED'),
+    byEnv.get('GATEWAY_MAX_BODY_BYTES_IN_FLIGHT')!.flag,
+  );
+
   const config: Record<string, unknown> = {
     ...placeSettings(definitions, values, defaults),
     enabledProviders: given('GATEWAY_PROVIDERS') ?? familyIds(),
@@ -296,6 +310,27 @@ function refuseHeadersTimeoutOverRequestTimeout(headersMs: number, requestMs: nu
   if (headersMs <= requestMs) return;
   throw new ConfigError(
     `invalid setting GATEWAY_HEADERS_TIMEOUT / ${headersFlag}: ${headersMs} ms is longer than GATEWAY_REQUEST_TIMEOUT (${requestMs} ms), which bounds the headers too; lower GATEWAY_HEADERS_TIMEOUT or raise GATEWAY_REQUEST_TIMEOUT to at least that`,
+  );
+}
+
+/**
+ * The bytes all bodies together may hold must take the largest body a route accepts: a smaller
+ * budget would refuse such a body with a 503 however often it is retried, the gateway idle or not.
+ */
+function refuseBodyBudgetBelowOneBody(
+  budgetBytes: number,
+  maxBodyBytes: number,
+  structuredEnabled: boolean,
+  budgetFlag: string,
+): void {
+  if (budgetBytes === 0) return;
+  const [largest, which] =
+    structuredEnabled && STRUCTURED_MAX_BODY_BYTES > maxBodyBytes
+      ? [STRUCTURED_MAX_BODY_BYTES, "the structured route's body cap, while STRUCTURED_INFERENCE_ENABLED is true"]
+      : [maxBodyBytes, 'GATEWAY_MAX_BODY_BYTES, the largest chat body'];
+  if (budgetBytes >= largest) return;
+  throw new ConfigError(
+    `invalid setting GATEWAY_MAX_BODY_BYTES_IN_FLIGHT / ${budgetFlag}: ${budgetBytes} bytes is less than ${largest} (${which}), so such a body would be refused however often it is retried; raise GATEWAY_MAX_BODY_BYTES_IN_FLIGHT to at least ${largest} (together with the container's memory limit: docs/deployment.md "Memory budget"), or set it to 0 for no bound`,
   );
 }
 

@@ -224,6 +224,9 @@ function parseModelIds(raw: string): string[] {
 /** The largest chat body: it is held in memory whole while it is read and parsed. */
 const MAX_BODY_BYTES_LIMIT = 256 * 1024 * 1024;
 
+/** Structured bodies are capped at 4 MiB (docs/design/behaviours.md §6.1 step 3). */
+export const STRUCTURED_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
 /** How log lines are written (LOG_FORMAT); `auto` is decided at startup by whether stdout is a terminal. */
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -340,6 +343,13 @@ const LEADING_ROWS = [
     '33554432',
     `Request body cap for chat, in bytes: at most ${MAX_BODY_BYTES_LIMIT} (256 MiB), since a body is held in memory whole while it is read.`,
     parseIntegerIn(1, MAX_BODY_BYTES_LIMIT),
+  ),
+  setting(
+    'GATEWAY_MAX_BODY_BYTES_IN_FLIGHT',
+    'server.maxBodyBytesInFlight',
+    '67108864',
+    'Request body bytes all requests together may hold in memory (chat and structured; held from the first byte read until the answer ends, a body with a Content-Length counted whole before it is read): a body that does not fit is refused with 503 and Retry-After. The default is two bodies of the default GATEWAY_MAX_BODY_BYTES; at least GATEWAY_MAX_BODY_BYTES (and 4194304, the structured cap, while structured inference is enabled); 0 = no bound. Size it with the memory limit: docs/deployment.md "Memory budget".',
+    parseNonNegativeInteger,
   ),
   setting(
     'GATEWAY_KEEP_ALIVE_TIMEOUT',
