@@ -23,12 +23,11 @@ import { FrameworkLogger } from './common/logging/framework-logger';
 import { ROOT_LOGGER } from './common/logging/logging.module';
 import { arrivalOf, requestLoggerOf, startRequestLog } from './common/logging/request-log';
 import type { AppConfig } from './config/app-config';
+import { STRUCTURED_MAX_BODY_BYTES } from './config/settings';
+import { BodyBudget } from './common/lifecycle/body-budget';
 import { BearerCheck } from './common/auth/bearer-check';
 
 const CHAT_ROUTE = '/v1/chat/completions';
-
-/** Structured bodies are capped at 4 MiB (docs/design/behaviours.md §6.1 step 3). */
-const STRUCTURED_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface GatewayAppOptions {
   readonly logStream?: DestinationStream;
@@ -67,6 +66,9 @@ export async function createGatewayApp(
   // other method or sub-path must be the plain 404 of an unknown route (docs/endpoints.md). A
   // client the bearer guard will refuse gets no byte of its body read (the guard's own rule).
   const bearer = new BearerCheck(config.server.bearerSecret);
+  // One budget for the bodies of both routes: they share the process's memory (0: no bound, nothing counted).
+  const bodyBudget = app.get(BodyBudget, { strict: false });
+  const budget = bodyBudget.limitBytes > 0 ? bodyBudget : undefined;
   if (config.structured.enabled) {
     const structuredFailure = app.get<RouteFailureAnswer>(STRUCTURED_FAILURE_ANSWER, { strict: false });
     app.use(
@@ -76,6 +78,7 @@ export async function createGatewayApp(
         jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, {
           deferErrors: true,
           bearer,
+          budget,
           // Recorded like every structured error (audit line, failure metric).
           answer: (request, response, error) => structuredFailure.answer(request, response, error),
         }),
@@ -89,6 +92,7 @@ export async function createGatewayApp(
     onPostToMountPath(
       jsonBodyMiddleware(config.server.maxBodyBytes, {
         bearer,
+        budget,
         limitSetting: 'GATEWAY_MAX_BODY_BYTES',
         // Counted in the chat metrics like every other refused chat request.
         answer: (request, response, error) =>

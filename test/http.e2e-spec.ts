@@ -13,7 +13,10 @@ import {
 import type { RawAnswer } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
 import { useGateway } from './support/create-test-app';
+import { eventually } from './support/poll';
 import { metricValue } from './support/prometheus-text';
+import { BodyBudget } from '../src/common/lifecycle/body-budget';
+import { errorSpec } from '../src/core/error-codes';
 
 /** A request id the gateway made (a UUID), as opposed to one a caller sent. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -882,6 +885,11 @@ describe('a request whose body does not finish arriving (docs/error-codes.md can
     metricValue(gateway, 'gateway_chat_api_requests_total', { provider: 'none', status });
   let ids = 0;
 
+  // However its body ended, a request gives back what it held of the body budget.
+  afterEach(() =>
+    eventually(() => gateway.app.get(BodyBudget).heldBytes === 0, undefined, 'the body budget back to 0'),
+  );
+
   /**
    * Sends half of `body` to `path` under a request id of its own, lets `end` end the upload (the
    * client leaves, or the gateway's request timeout passes), and returns what the client received
@@ -1002,5 +1010,125 @@ describe('a request whose body does not finish arriving (docs/error-codes.md can
       ]);
       expect(records.filter((record) => record.event === 'http_request_rejected')).toEqual([]);
     });
+  });
+});
+
+describe('the body budget: GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (docs/deployment.md "Memory budget")', () => {
+  // The smallest budget structured inference allows (its 4 MiB cap), with a 64 KiB chat cap, so a
+  // held structured body leaves room for small chats only.
+  const gateway = useGateway(() => ({
+    STRUCTURED_INFERENCE_ENABLED: 'true',
+    GATEWAY_MAX_BODY_BYTES: '65536',
+    GATEWAY_MAX_BODY_BYTES_IN_FLIGHT: '4194304',
+  }));
+  const port = () => Number(new URL(gateway.url).port);
+  const heldBytes = () => gateway.app.get(BodyBudget).heldBytes;
+  /** What a held body leaves: two 16 KiB chunks fit, a third does not (the 64 KiB cap is two chunks further). */
+  const ROOM = 40_000;
+  const padded = (prefix: string, suffix: string, length: number) =>
+    prefix + 'x'.repeat(length - prefix.length - suffix.length) + suffix;
+  const HOLDER = padded('{"request_id":"r-held","model":"gpt-6.1-terra","input":"', '"}', 4_194_304 - ROOM);
+  const chatOf = (length: number) =>
+    padded('{"model":"no-such-model","messages":[{"role":"user","content":"', '"}]}', length);
+  const BUSY = {
+    message: errorSpec('body_budget_full').message,
+    type: 'service_unavailable',
+    code: 'service_unavailable',
+    param: null,
+  };
+  let ids = 0;
+
+  /** A request whose body is held: its head and half its body sent, the rest to come. */
+  async function holdABody() {
+    const holder = await postHalfABody(port(), '/v1/structured/inference', HOLDER);
+    expect(heldBytes()).toBe(HOLDER.length);
+    return holder;
+  }
+
+  // No case leaves a byte held once its requests ended, whatever ended them.
+  afterEach(() => eventually(() => heldBytes() === 0, undefined, 'the body budget back to 0'));
+
+  it('refuses a body whose Content-Length does not fit beside a held one with 503 before reading it, and takes it once the first ended', async () => {
+    const holder = await holdABody();
+    const id = `budget-${++ids}`;
+    const chat = chatOf(ROOM + 1);
+    const head = (requestId: string) =>
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `x-request-id: ${requestId}\r\nContent-Length: ${chat.length}\r\n\r\n`;
+    // Only the head is sent: the answer cannot wait for the body.
+    const refused = await sendRawBytes(port(), Buffer.from(head(id)), { halfClose: false });
+    expect(refused.status).toBe(503);
+    expect([refused.headers['retry-after'], refused.headers['x-should-retry'], refused.headers.connection]).toEqual([
+      '5',
+      'true',
+      'close',
+    ]);
+    expect(JSON.parse(refused.body)).toEqual({ error: BUSY });
+    await gateway.logs.failureLine(id, 50, { status: 503, error_code: 'body_budget_full' });
+    // A body that fits what is left is served meanwhile.
+    const small = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: chatOf(ROOM),
+    });
+    expect(JSON.parse(small.body.toString()).error.code).toBe('model_not_found');
+    holder.rest();
+    await holder.answer;
+    await eventually(() => heldBytes() === 0);
+    const taken = await sendRawBytes(port(), Buffer.from(head(`budget-${++ids}`) + chat), { halfClose: false });
+    expect(JSON.parse(taken.body).error.code).toBe('model_not_found');
+  });
+
+  it('refuses a structured body that does not fit in the contract shape', async () => {
+    const holder = await holdABody();
+    const response = await rawRequest(`${gateway.url}/v1/structured/inference`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: padded('{"request_id":"r-busy","model":"gpt-6.1-terra","input":"', '"}', ROOM + 1),
+    });
+    expect([response.status, response.headers['retry-after'], response.headers['x-should-retry']]).toEqual([
+      503,
+      '5',
+      'true',
+    ]);
+    expect(JSON.parse(response.body.toString()).error).toEqual({ code: 'unavailable', message: BUSY.message });
+    holder.leave();
+  });
+
+  it.each([
+    ['plain', {}, Buffer.alloc(16384, 'x')],
+    ['gzip, counted as it inflates', { 'content-encoding': 'gzip' }, zlib.gzipSync(Buffer.alloc(16384, 'x'))],
+  ] as const)(
+    'answers a chunked body (%s) with 503 the moment it outgrows the room left, and closes the connection',
+    async (_label, headers, chunk) => {
+      const holder = await holdABody();
+      const { answer, chunksSent } = await sendChunkedUntilAnswered(
+        gateway.url,
+        '/v1/chat/completions',
+        headers,
+        chunk,
+      );
+      // Past the room at the third 16 KiB chunk, before the 64 KiB cap: the budget's answer, not a 413.
+      expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(answer).toMatch(/\r\nretry-after: 5\r\n/i);
+      expect(answer).toContain(JSON.stringify({ error: BUSY }));
+      expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
+      holder.reset();
+    },
+  );
+
+  it.each([
+    ['Content-Length', 'leaves', 'leave', {}],
+    ['Content-Length', 'resets the connection', 'reset', {}],
+    ['chunked', 'leaves', 'leave', { chunked: true }],
+    ['chunked', 'resets the connection', 'reset', { chunked: true }],
+  ] as const)('gives back a %s body whose client %s halfway', async (_framing, _how, end, options) => {
+    const half = await postHalfABody(port(), '/v1/chat/completions', chatOf(ROOM), {}, options);
+    // Held: whole as declared, or the half that arrived.
+    await eventually(() => heldBytes() >= ROOM / 2, undefined, 'the body held');
+    half[end]();
+    await half.answer;
+    await eventually(() => heldBytes() === 0, undefined, 'the body budget back to 0');
   });
 });

@@ -205,6 +205,18 @@ export const CORE_ERROR_CODES = {
     retryAfterSeconds: 5,
     routine: true,
   },
+  // Request bodies held in memory at once are bounded (GATEWAY_MAX_BODY_BYTES_IN_FLIGHT) so a few
+  // large ones cannot take the process past its memory limit; the message names the bound in bytes.
+  body_budget_full: {
+    status: 503,
+    type: 'service_unavailable',
+    openaiCode: 'service_unavailable',
+    structuredCode: 'unavailable',
+    streamText: 'service unavailable',
+    message:
+      'the gateway holds as many request bodies in memory as GATEWAY_MAX_BODY_BYTES_IN_FLIGHT allows; retry in 5 s, or have the gateway\'s operator raise GATEWAY_MAX_BODY_BYTES_IN_FLIGHT together with the container\'s memory limit (docs/deployment.md "Memory budget")',
+    retryAfterSeconds: 5,
+  },
   internal: {
     status: 500,
     type: 'server_error',

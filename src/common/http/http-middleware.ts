@@ -7,6 +7,7 @@ import type { BearerCheck } from '../auth/bearer-check';
 import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-writer';
 import { CLIENT_LEFT_MID_BODY, toGatewayError, undecodableBody } from '../errors/to-gateway-error';
 import { exceedsJsonContainers, exceedsJsonDepth, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from '../json';
+import type { BodyBudget } from '../lifecycle/body-budget';
 import type { DrainService } from '../lifecycle/drain.service';
 import { parseJsonOrUndefined } from '../egress/http-body';
 
@@ -105,12 +106,19 @@ export function jsonBodyMiddleware(
     bearer?: BearerCheck;
     /** The setting behind `limitBytes`, named in the 413 (none: a fixed cap). */
     limitSetting?: string;
+    /** The bytes all bodies together may hold (none: no bound). */
+    budget?: BodyBudget;
   } = {},
 ): RequestHandler {
   const read = express.raw({ type: 'application/json', limit: limitBytes });
   const answer: BodyErrorAnswer = options.answer ?? writeErrorResponse;
-  const cap: BodyCap = { bytes: limitBytes, answer, tooLarge: tooLargeMessage(limitBytes, options.limitSetting) };
-  const { bearer } = options;
+  const { bearer, budget } = options;
+  const cap: BodyCap = {
+    bytes: limitBytes,
+    answer,
+    tooLarge: tooLargeMessage(limitBytes, options.limitSetting),
+    budget,
+  };
   return (request: Request, response: Response, next: NextFunction) => {
     // A refused client's body is never read: it is answered 401 here, through the route's `answer`
     // (recorded as the route records every refusal), as the global guard would answer it, and the
@@ -129,8 +137,15 @@ export function jsonBodyMiddleware(
     // A body its Content-Length already puts over the cap is refused before a byte of it is read:
     // with `Expect: 100-continue`, before the client is invited to send it (client-error.handler.ts).
     const encoded = encodingOf(request) !== 'identity';
-    if (!encoded && Number(request.headers['content-length']) > limitBytes) {
+    const declared = encoded ? NaN : Number(request.headers['content-length']);
+    if (declared > limitBytes) {
       answerOverCap(request, response, cap);
+      return;
+    }
+    // So is one that does not fit in the body budget: its declared length is held before a byte is
+    // read. A chunked or compressed body is held as its bytes arrive (passesCap).
+    if (budget && declared > 0 && !budget.holdUpTo(response, declared)) {
+      answerOverBudget(request, response, cap);
       return;
     }
     // Within `read`, body-parser pipes an encoded body into its decompressor: watched from the start.
@@ -265,11 +280,12 @@ function encodingOf(request: Request): string {
   return (request.headers['content-encoding'] || 'identity').toLowerCase();
 }
 
-/** A route's body cap, made once per route: its bytes, how the route answers, and the 413's words. */
+/** A route's body cap, made once per route: its bytes, how the route answers, the 413's words, and the body budget. */
 interface BodyCap {
   readonly bytes: number;
   readonly answer: BodyErrorAnswer;
   readonly tooLarge: string;
+  readonly budget: BodyBudget | undefined;
 }
 
 const BODY_CAP = Symbol('bodyCap');
@@ -289,15 +305,22 @@ function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
   if (passesCap(this, chunk.length)) this.off('data', countBodyBytes);
 }
 
-/** Counts `length` more bytes of the body; once past the cap, answers it and says so. */
+/**
+ * Counts `length` more bytes of the body (held in the body budget as they come, beyond a declared
+ * length already held); once past the cap, or past what the budget has room for, answers it and
+ * says so.
+ */
 function passesCap(request: CountedRequest, length: number): boolean {
-  request[BODY_RECEIVED] += length;
-  if (request[BODY_RECEIVED] <= request[BODY_CAP].bytes) return false;
+  const received = (request[BODY_RECEIVED] += length);
+  const cap = request[BODY_CAP];
   const response = request.res!;
+  const overCap = received > cap.bytes;
+  if (!overCap && (cap.budget === undefined || cap.budget.holdUpTo(response, received))) return false;
   // Answered already, before the body was read (a body of another type, a route's own refusal):
   // the rest of it is not read either.
   if (response.headersSent) request.socket?.destroy();
-  else answerOverCap(request, response, request[BODY_CAP]);
+  else if (overCap) answerOverCap(request, response, cap);
+  else answerOverBudget(request, response, cap);
   return true;
 }
 
@@ -305,6 +328,15 @@ function passesCap(request: CountedRequest, length: number): boolean {
 function answerOverCap(request: Request, response: Response, cap: BodyCap): void {
   closeConnectionAfterAnswer(response);
   cap.answer(request, response, new GatewayError('request_too_large', { publicMessage: cap.tooLarge }));
+}
+
+/**
+ * 503 `body_budget_full` (retry) with `Connection: close`: the body's bytes are not read, or not
+ * read on, so the connection closes once answered.
+ */
+function answerOverBudget(request: Request, response: Response, cap: BodyCap): void {
+  closeConnectionAfterAnswer(response);
+  cap.answer(request, response, new GatewayError('body_budget_full'));
 }
 
 /**

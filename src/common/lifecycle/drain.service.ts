@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EventEmitter } from 'node:events';
 import { timeoutOrNever } from '../async/timer-range';
+import { BodyBudget } from './body-budget';
 
 /**
  * Server availability (docs/design/decisions.md §6): serving, or draining after SIGTERM/SIGINT/SIGHUP. Tracks
@@ -103,7 +104,11 @@ export class DrainService {
 const DRAIN = Symbol('drain');
 type TrackedResponse = EventEmitter & { [DRAIN]?: DrainService };
 
-/** The 'close' listener of a tracked response (`this` is the response). */
+/**
+ * The 'close' listener of a tracked response (`this` is the response; 'close' is emitted once,
+ * whatever ended the request): also the one place its body's bytes are given back to the budget.
+ */
 function requestClosed(this: TrackedResponse): void {
   this[DRAIN]?.ended(this);
+  BodyBudget.releaseHeldBy(this);
 }
