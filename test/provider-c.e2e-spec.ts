@@ -1223,6 +1223,42 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
       },
     );
+
+    it.concurrent(
+      'cut every time inside a tool fence: the fence is where the limit cut the answer, so the client gets the text before it and finish_reason length, never the invalid-tool-call error',
+      async () => {
+        const replies = () => [
+          cut('part 1. ', 9),
+          cut('part 2. ', 9),
+          cut('part 3. ', 9),
+          cut('Reading. ```agent_tool_call\n{"name":"read_file","arguments":{"pa', 9),
+          textReply('never asked'),
+        ];
+        const streamed = scripted(replies());
+        const result = await streamChat(gateway, { messages: streamed.messages, tools: [READ_FILE] });
+        expect(result.status).toBe(200);
+        expect(contents(result).join('')).toBe('part 1. part 2. part 3. Reading. ');
+        expect(toolFrames(result)).toEqual([]);
+        expect(finishReason(result)).toBe('length');
+        expect(result.raw).not.toContain('"error"');
+        expect(result.done).toBe(true);
+        expect(recordsOf(result.headers, 'tool_fence_unclosed')).toEqual([
+          expect.objectContaining({ accepted: false, cut: true }),
+        ]);
+        expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+          expect.objectContaining({ status: 200, finish_reason: 'length' }),
+        ]);
+        const plain = scripted(replies());
+        const response = await postChat(gateway, { messages: plain.messages, tools: [READ_FILE] });
+        expect(response.status).toBe(200);
+        const body = (await response.json()) as any;
+        expect(body.choices[0]).toMatchObject({
+          message: { content: 'part 1. part 2. part 3. Reading. ' },
+          finish_reason: 'length',
+        });
+        expect(body.choices[0].message.tool_calls).toBeUndefined();
+      },
+    );
   });
 
   describe('client disconnect', () => {

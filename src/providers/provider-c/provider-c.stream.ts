@@ -522,8 +522,11 @@ export function flushVisibleText(state: ProviderCStreamState): ChatEvent[] {
  */
 function finishStep(state: ProviderCStreamState, usage: StreamJsonUsage, billed?: UsageEvent): FrameStep {
   const flushed: ChatEvent[] = [];
+  // An answer that ended at the output limit inside a fence was cut there: that fence is the cut,
+  // not a call the model got wrong (finish `length`, docs/upstream/provider-c.md §8.2).
+  const cut = state.stopReason === 'max_tokens';
   for (const channel of ['reasoning', 'content'] as const)
-    flushed.push(...handleOutputs(channel, state.parsers[channel].end(), state));
+    flushed.push(...handleOutputs(channel, state.parsers[channel].end(), state, cut));
   const failure = state.restarts.restartFailure();
   if (failure) return { events: [], failure };
   const kept = [...state.restarts.release(), ...flushed];
@@ -553,7 +556,13 @@ function feed(channel: Channel, text: string, state: ProviderCStreamState): Chat
   return text === '' ? [] : handleOutputs(channel, state.parsers[channel].push(text), state);
 }
 
-function handleOutputs(channel: Channel, outputs: FenceOutput[], state: ProviderCStreamState): ChatEvent[] {
+/** `cut`: the outputs end an answer cut at the output limit, so a fence still open is dropped without failing it. */
+function handleOutputs(
+  channel: Channel,
+  outputs: FenceOutput[],
+  state: ProviderCStreamState,
+  cut = false,
+): ChatEvent[] {
   const events: ChatEvent[] = [];
   const log = state.options.diagnostic ?? (() => undefined);
   for (const item of outputs) {
@@ -566,6 +575,10 @@ function handleOutputs(channel: Channel, outputs: FenceOutput[], state: Provider
       continue;
     }
     if (item.type === 'dropped') {
+      if (cut && item.reason === 'unclosed') {
+        log('tool_fence_unclosed', { channel, accepted: false, cut: true, bytes: item.bytes });
+        continue;
+      }
       state.droppedBlocks++;
       if (item.reason === 'empty') log('tool_fence_empty', { channel });
       else if (item.reason === 'too_large') log('tool_fence_too_large', { channel, bytes: item.bytes });
