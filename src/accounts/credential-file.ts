@@ -1,13 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
-/** Reads a CLI login file as a generic JSON object (unknown fields survive a rewrite). */
-export async function readJsonObject(filePath: string): Promise<Record<string, unknown>> {
-  const parsed: unknown = JSON.parse(await fs.readFile(filePath, 'utf8'));
+/** A CLI login file's text as a generic JSON object (unknown fields survive a rewrite). */
+function jsonObjectOf(text: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(text);
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new Error('login file is not a JSON object');
   return parsed as Record<string, unknown>;
+}
+
+/** Reads a CLI login file as a generic JSON object (unknown fields survive a rewrite). */
+export async function readJsonObject(filePath: string): Promise<Record<string, unknown>> {
+  return jsonObjectOf(await fs.readFile(filePath, 'utf8'));
 }
 
 /**
@@ -15,8 +20,18 @@ export async function readJsonObject(filePath: string): Promise<Record<string, u
  * with a trailing newline into `<file>.<pid>.<random>.tmp` beside it with mode 0600, fsync,
  * rename over the original, chmod 0600. When rename fails because the file is a single
  * bind-mounted file (EBUSY, EXDEV, EPERM), fall back to truncate-and-write in place.
+ *
+ * `stillCurrent` is asked right before the file is replaced (the rename, and again before an
+ * in-place write); when it answers false the file is left as it is, the temporary file removed,
+ * and the answer is `false`. The question and the replacement are synchronous calls one after the
+ * other, so nothing else in this process runs between them (a write-back is one small file, once
+ * per token life).
  */
-export async function writeJsonFileAtomic(filePath: string, value: unknown): Promise<void> {
+export async function writeJsonFileAtomic(
+  filePath: string,
+  value: unknown,
+  stillCurrent: () => boolean = () => true,
+): Promise<boolean> {
   const text = JSON.stringify(value, null, 2) + '\n';
   const temporary = path.join(
     path.dirname(filePath),
@@ -29,16 +44,30 @@ export async function writeJsonFileAtomic(filePath: string, value: unknown): Pro
   } finally {
     await handle.close();
   }
+  let current: boolean;
   try {
-    await fs.rename(temporary, filePath);
-    await fs.chmod(filePath, 0o600);
+    current = stillCurrent();
+  } catch (error) {
+    await fs.rm(temporary, { force: true });
+    throw error;
+  }
+  if (!current) {
+    await fs.rm(temporary, { force: true });
+    return false;
+  }
+  try {
+    renameSync(temporary, filePath);
   } catch (error) {
     await fs.rm(temporary, { force: true });
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EBUSY' && code !== 'EXDEV' && code !== 'EPERM') throw error;
-    await fs.writeFile(filePath, text, { encoding: 'utf8', mode: 0o600 });
+    if (!stillCurrent()) return false;
+    writeFileSync(filePath, text, { encoding: 'utf8', mode: 0o600 });
     await fs.chmod(filePath, 0o600).catch(() => undefined);
+    return true;
   }
+  await fs.chmod(filePath, 0o600);
+  return true;
 }
 
 /**
@@ -47,7 +76,9 @@ export async function writeJsonFileAtomic(filePath: string, value: unknown): Pro
  * atomically, but only while it still holds `spent`, the refresh token the refresh used
  * (`refreshTokenIn` finds it in the family's file). A file holding another one was written meanwhile (a new CLI login, or the CLI's own
  * refresh): writing the old login's tokens over it would lose that login, so it is left as it is
- * and the answer is `false`. A file that cannot be read or written rejects.
+ * and the answer is `false`. The file is read again right before it is replaced, so a login that
+ * lands while the new file is being written is kept too. A file that cannot be read or written
+ * rejects.
  */
 export async function writeBackRefreshed(
   filePath: string,
@@ -57,6 +88,9 @@ export async function writeBackRefreshed(
 ): Promise<boolean> {
   const current = await readJsonObject(filePath);
   if (refreshTokenIn(current) !== spent) return false;
-  await writeJsonFileAtomic(filePath, update(current));
-  return true;
+  return writeJsonFileAtomic(
+    filePath,
+    update(current),
+    () => refreshTokenIn(jsonObjectOf(readFileSync(filePath, 'utf8'))) === spent,
+  );
 }
