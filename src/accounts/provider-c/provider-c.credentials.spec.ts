@@ -180,6 +180,31 @@ describe(refreshCredentialsAhead.name, () => {
       expect(logger.records).toEqual([]);
     });
 
+    it('keeps a new login written while the refresh was in flight, and says so once', async () => {
+      const now = () => 1_000_000;
+      store(now() + 60_000);
+      const newLogin = {
+        claudeAiOauth: { accessToken: 'a-secret', refreshToken: 'r-secret', expiresAt: now() + 7_200_000 },
+        other: 2,
+      };
+      // `claude login` on the same directory while the token endpoint has the grant and has not answered.
+      answer = {
+        status: 200,
+        body: { access_token: 'new', refresh_token: 'r2-secret', expires_in: 3600 },
+        before: () => fs.writeFileSync(credentialsFileOf(dir), JSON.stringify(newLogin)),
+      };
+      const expiresAt = await refreshCredentialsAhead(login(), url, 300_000, logger, now);
+      expect(grants).toHaveLength(1);
+      expect(stored()).toEqual(newLogin);
+      // The login the children use now is the new one: its expiry, not the spent login's renewal.
+      expect(expiresAt).toBe(newLogin.claudeAiOauth.expiresAt);
+      const lines = logger.records.filter((record) => record.event === 'provider_c_auth_persist_superseded');
+      expect(lines).toEqual([
+        expect.objectContaining({ provider: 'provider_c', account: 'team', path: credentialsFileOf(dir) }),
+      ]);
+      expect(logger.text()).not.toMatch(/secret|"old"|"r1"|"new"/);
+    });
+
     it("names the login file's errno and the file's fix when it cannot be read", async () => {
       fs.mkdirSync(credentialsFileOf(dir));
       const failure = await refreshCredentialsAhead(login(), url, 300_000, logger).catch((error: unknown) => error);

@@ -5,7 +5,8 @@ import type { EventLogger } from '../../core/event-logger';
 import { loginFix } from '../../core/login-state';
 import { errnoOf } from '../../common/errno';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
-import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
+import { readJsonObject, writeBackRefreshed } from '../credential-file';
+import { isExpired } from '../login-token-cache';
 import type { LoginLogFields } from '../login-file-check';
 import { LoginFileFailure, refusedLoginFile, shellWord, writeBackFailure } from '../login-file-check';
 import {
@@ -135,14 +136,19 @@ export async function refreshCredentialsAhead(
   const granted =
     typeof answer.body.scope === 'string' ? answer.body.scope.split(' ').filter((scope) => scope !== '') : undefined;
   const renewed = {
-    ...oauth,
     accessToken: answer.accessToken,
     refreshToken: nonEmptyString(answer.body.refresh_token) ?? refreshToken,
     expiresAt: now() + (answer.expiresInSeconds ?? 3600) * 1000,
     ...(granted && granted.length > 0 ? { scopes: granted } : {}),
   };
+  let kept: boolean;
   try {
-    await writeJsonFileAtomic(file, { ...stored, claudeAiOauth: renewed });
+    kept = await writeBackRefreshed(
+      file,
+      refreshToken,
+      (document) => (isJsonObject(document.claudeAiOauth) ? document.claudeAiOauth.refreshToken : undefined),
+      (document) => ({ ...document, claudeAiOauth: { ...(document.claudeAiOauth as object), ...renewed } }),
+    );
   } catch (error) {
     // The children read the login from the file: a token not written there is used by nothing.
     const cost =
@@ -152,6 +158,26 @@ export async function refreshCredentialsAhead(
     const { errno, fix } = writeBackFailure(file, error, cost, loginAgain);
     throw new LoginFileFailure(errno, fix, { cause: error });
   }
+  if (!kept) {
+    // The file holds another login now (a new `claude` /login): that one is the operator's choice,
+    // and the one its children and usage reads take from the file. The renewed tokens are dropped.
+    logger.warn({ event: 'provider_c_auth_persist_superseded', ...fields }, 'provider_c_auth_persist_superseded');
+  }
   logger.info({ event: 'provider_c_token_refreshed', ...fields }, 'provider_c_token_refreshed');
-  return renewed.expiresAt;
+  return kept ? renewed.expiresAt : await usableExpiry(file, now);
+}
+
+/**
+ * The expiry of the token the login file holds when it is usable (not expired, the rule of every
+ * family's tokens), else undefined: none, or a file that cannot be read now (the next check reads
+ * it again and says why).
+ */
+async function usableExpiry(file: string, now: () => number): Promise<number | undefined> {
+  const oauth = await readJsonObject(file).then(
+    (document) => document.claudeAiOauth,
+    () => undefined,
+  );
+  if (!isJsonObject(oauth) || !nonEmptyString(oauth.accessToken) || typeof oauth.expiresAt !== 'number')
+    return undefined;
+  return isExpired(oauth.expiresAt, now()) ? undefined : oauth.expiresAt;
 }

@@ -88,6 +88,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_b_auth_unavailable: 'Gemini CLI login "{account}" at {path} is not usable ({reason}): {fix}',
   provider_b_auth_persist_failed: 'Gemini CLI login "{account}": {fix}',
   provider_c_token_refreshed: 'the token of Claude Code CLI login "{account}" was refreshed',
+  provider_c_auth_persist_superseded:
+    'the file of Claude Code CLI login "{account}" was rewritten while its token was refreshed (a new `claude` /login): the file is kept as it is, and its login used',
   provider_c_refresh_failed:
     'the token of Claude Code CLI login "{account}" could not be refreshed (HTTP {status}): {fix}',
   // ── provider_a ───────────────────────────────────────────────────────────────────────────────
