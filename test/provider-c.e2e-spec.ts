@@ -172,6 +172,32 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
+    it.concurrent(
+      'docs/upstream/provider-c.md §11.2 every reasoning_effort reaches claude-haiku-4-5-20251001, which has no effort levels, as a thinking budget; a model with effort levels keeps its effort',
+      async () => {
+        /** The thinking and effort the CLI asked the API for on one request. */
+        const sentFor = async (model: string, reasoning_effort: string) => {
+          const { marker, messages } = scripted([textReply('ok')]);
+          expect((await postChat(gateway, { model, messages, reasoning_effort })).status).toBe(200);
+          const [request] = api.messages(marker);
+          return { thinking: request.body.thinking, output_config: request.body.output_config };
+        };
+        const budget = (budget_tokens: number) => ({
+          thinking: { type: 'enabled', budget_tokens, display: 'updates' },
+          output_config: undefined,
+        });
+        const haiku = 'claude-haiku-4-5-20251001';
+        expect(
+          await Promise.all(['low', 'medium', 'high', 'xhigh', 'max'].map((effort) => sentFor(haiku, effort))),
+        ).toEqual([budget(4000), budget(10000), budget(31999), budget(31999), budget(31999)]);
+        // The budget is no part of an adaptive model's request: its effort is.
+        expect(await sentFor('claude-opus-4-8', 'low')).toEqual({
+          thinking: { type: 'adaptive', display: 'updates' },
+          output_config: { effort: 'low' },
+        });
+      },
+    );
+
     it.concurrent('a non-streamed request gets the whole answer and the usage the CLI reports', async () => {
       const { messages } = scripted([
         textReply(['Hel', 'lo'], { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 }),

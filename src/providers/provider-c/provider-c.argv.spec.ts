@@ -27,7 +27,21 @@ describe(buildProviderCArgs.name, () => {
     expect(effortEnvironment(model)).toEqual({ MAX_THINKING_TOKENS: effort === 'none' ? '0' : '1024' });
   });
 
-  it.each([null, 'high', 'extreme'])('adds no thinking variables for %s', (effort) => {
+  // Claude Code 1.0.0's budgets for the prompt words `think`, `think hard`, `think harder`; the
+  // top of the scale is the largest budget below haiku 4.5's 32,000-token `max_tokens`.
+  it.each([
+    ['low', '4000'],
+    ['medium', '10000'],
+    ['high', '31999'],
+    ['xhigh', '31999'],
+    ['max', '31999'],
+  ])('gives %s the thinking budget %s, for a model that thinks on a budget', (effort, budget) => {
+    const model = { upstreamModel: 'claude-haiku-4-5-20251001', reasoningEffort: effort };
+    expect(effortEnvironment(model)).toEqual({ MAX_THINKING_TOKENS: budget });
+    expect(buildProviderCArgs(model)).toEqual([...BASE, 'claude-haiku-4-5-20251001', '--effort', effort]);
+  });
+
+  it.each([null, 'extreme', 'constructor'])('adds no thinking variables for %s', (effort) => {
     expect(effortEnvironment({ reasoningEffort: effort })).toBeUndefined();
   });
 

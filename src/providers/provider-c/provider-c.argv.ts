@@ -4,21 +4,29 @@ import type { ResolvedModel } from '../../core/resolved-model';
 export const CLI_EFFORTS: ReadonlySet<string> = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
 
 /**
- * What `none` and `minimal` ask of the CLI (checked against the real 2.1.332 binary: the API
- * request it sends). Both run at the lowest `--effort`. `MAX_THINKING_TOKENS=0` turns thinking off
- * (`thinking: {"type":"disabled"}`) on a model that can answer without it; the CLI keeps a model
- * that always thinks adaptive, at that effort. A budget of 1024 (the CLI raises any smaller one to
- * it) is what a model that thinks on a budget instead of effort levels gets for `minimal`; the CLI
- * ignores it for adaptive thinking.
+ * The thinking every `reasoning_effort` asks of the CLI besides `--effort` (checked against the
+ * real 2.1.332 binary: the API request it sends). `MAX_THINKING_TOKENS` is the budget of a model
+ * that thinks on a budget instead of effort levels (`claude-haiku-4-5-20251001`), where `--effort`
+ * changes nothing; a model with adaptive thinking ignores a budget and follows `--effort`. `0`
+ * turns thinking off (`thinking: {"type":"disabled"}`) on a model that can answer without it; the
+ * CLI keeps one that always thinks adaptive, at `--effort low`. The CLI holds a budget between
+ * 1024 and the request's `max_tokens` minus one. `low`, `medium` and `high` get the budgets of
+ * Claude Code's own thinking words (`think`, `think hard`, `think harder` in 1.0.0; 2.1.332 has
+ * none). `high`'s is already the largest below haiku 4.5's `max_tokens` of 32,000, so `xhigh` and
+ * `max` get it too.
  */
+const THINKING_BUDGETS: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(
+  Object.entries({ none: 0, minimal: 1024, low: 4000, medium: 10_000, high: 31_999, xhigh: 31_999, max: 31_999 }).map(
+    ([effort, budget]) => [effort, { MAX_THINKING_TOKENS: String(budget) }],
+  ),
+);
+/** `none` and `minimal` are no `--effort` level: they run at the lowest. */
 const LOWEST_EFFORT = 'low';
-const NO_THINKING: Readonly<Record<string, string>> = { MAX_THINKING_TOKENS: '0' };
-const LEAST_THINKING: Readonly<Record<string, string>> = { MAX_THINKING_TOKENS: '1024' };
 
 /**
  * docs/upstream/provider-c.md §3.1 + §9: the argument vector after the command. The model arrives resolved (catalog row or
  * passthrough, with the request's `reasoning_effort` already applied); `none` and `minimal` ask for
- * the lowest `--effort`, with the variables of `effortEnvironment`.
+ * the lowest `--effort`; every effort adds the variables of `effortEnvironment`.
  *
  * `--tools ""` disables every built-in tool. The child is also isolated from the operator's own
  * Claude Code setup (checked against the real 2.1.332 binary with a seeded home): no settings
@@ -52,10 +60,9 @@ export function buildProviderCArgs(model: Pick<ResolvedModel, 'upstreamModel' | 
   return args;
 }
 
-/** The child variables an effort adds to the login's (`none`, `minimal`), or undefined. */
+/** The child variables the request's effort adds to the login's (its thinking budget), or undefined without one. */
 export function effortEnvironment(
   model: Pick<ResolvedModel, 'reasoningEffort'>,
 ): Readonly<Record<string, string>> | undefined {
-  if (model.reasoningEffort === 'none') return NO_THINKING;
-  return model.reasoningEffort === 'minimal' ? LEAST_THINKING : undefined;
+  return model.reasoningEffort === null ? undefined : THINKING_BUDGETS.get(model.reasoningEffort);
 }
