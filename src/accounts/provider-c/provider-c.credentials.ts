@@ -78,8 +78,9 @@ export function claudeTokenFileCommand(file: string): string {
  * until the file changes; an unreachable or failing endpoint is retried at the next tick. A file
  * that cannot be read or written rejects with LoginFileFailure (its errno and the file's fix).
  * `proxy`: the gateway's egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY), as for its other
- * upstream calls. Resolves with the renewed token's expiry, undefined when none was due. Never
- * logs a token.
+ * upstream calls. Resolves with the renewed token's expiry; when the file holds another login by
+ * the time the renewed one would be written (a new `claude` /login), that login's expiry while its
+ * token is usable; undefined when no refresh was due. Never logs a token.
  */
 export async function refreshCredentialsAhead(
   login: { readonly alias: string; readonly configDir: string; readonly loginCommand?: string },
