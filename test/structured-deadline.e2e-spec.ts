@@ -369,8 +369,12 @@ describe('structured queue (docs/design/behaviours.md §4.3)', () => {
         provider: 'structured',
         result: 'full',
       });
-      // Long enough for the next request to be refused while the waiter still waits.
-      const waiter = postStructured(harness.gateway, structuredBody({ request_id: 'waiter', deadline_ms: 3000 }));
+      // A waiter that waits until its client leaves: the next request is refused while it waits,
+      // however slow the machine.
+      const patient = new AbortController();
+      const waiter = postStructured(harness.gateway, structuredBody({ request_id: 'waiter' }), {
+        signal: patient.signal,
+      }).catch((error: unknown) => error);
       await eventually(
         () => harness.gateway.logs.records('queue_wait').some((record) => record.request_id === 'waiter'),
         10_000,
@@ -392,7 +396,15 @@ describe('structured queue (docs/design/behaviours.md §4.3)', () => {
           result: 'full',
         }),
       ).toBe(fullBefore + 1);
-      const waited = await waiter;
+      // Its client leaves; a waiter whose deadline ends in the queue (the holder still holds) gets 504.
+      patient.abort();
+      await waiter;
+      await eventually(
+        () => harness.gateway.logs.records('queue_canceled').some((record) => record.request_id === 'waiter'),
+        10_000,
+        'the waiter left the queue',
+      );
+      const waited = await postStructured(harness.gateway, structuredBody({ request_id: 'short', deadline_ms: 200 }));
       expect([waited.status, waited.error?.message]).toEqual([504, 'deadline elapsed while waiting for admission']);
       release();
       expect((await holder).status).toBe(200);
