@@ -501,6 +501,55 @@ describe(loadConfig.name, () => {
       );
     });
 
+    it('refuses two paths that lead to one login file (a link, a mount), known on disk at startup', () => {
+      // The real directory, so the shared file the refusal names is the path written here.
+      const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'same-login-')));
+      const at = (...parts: string[]) => path.join(scratch, ...parts);
+      try {
+        fs.mkdirSync(at('codex'));
+        fs.writeFileSync(at('codex', 'auth.json'), '{}');
+        fs.symlinkSync(at('codex', 'auth.json'), at('link.json'));
+        expect(
+          configError(() => load({ PROVIDER_A_ACCOUNTS: `a=${at('codex', 'auth.json')},b=${at('link.json')}` })),
+        ).toBe(
+          `invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: aliases "a" and "b" name the same login: ${at('codex', 'auth.json')} and ${at('link.json')} both lead to ${at('codex', 'auth.json')}; list each login once, under one alias`,
+        );
+        // A hard link (or two bind mounts of one host file) has no link to follow: the inode tells.
+        fs.linkSync(at('codex', 'auth.json'), at('hard.json'));
+        expect(
+          configError(() => load({ PROVIDER_B_ACCOUNTS: `w=${at('hard.json')},h=${at('codex', 'auth.json')}` })),
+        ).toMatch(
+          /^invalid setting PROVIDER_B_ACCOUNTS \/ --provider-b-accounts: aliases "w" and "h" name the same login: /,
+        );
+        // A login not made yet, through a linked directory: the same file once it is made.
+        fs.symlinkSync(at('codex'), at('codex-link'));
+        expect(
+          configError(() =>
+            load({
+              PROVIDER_A_ACCOUNTS: `a=${at('codex', 'new', 'auth.json')},b=${at('codex-link', 'new', 'auth.json')}`,
+            }),
+          ),
+        ).toBe(
+          `invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: aliases "a" and "b" name the same login: ${at('codex', 'new', 'auth.json')} and ${at('codex-link', 'new', 'auth.json')} both lead to ${at('codex', 'new', 'auth.json')}; list each login once, under one alias`,
+        );
+        // provider_c's config directories: two names of one directory share its credentials file.
+        expect(configError(() => load({ PROVIDER_C_ACCOUNTS: `w=${at('codex')},h=${at('codex-link')}` }))).toBe(
+          `invalid setting PROVIDER_C_ACCOUNTS / --provider-c-accounts: aliases "w" and "h" name the same login: ${at('codex')} and ${at('codex-link')} both lead to ${at('codex', '.credentials.json')}; list each login once, under one alias`,
+        );
+        // Two files, existing or not, are two logins.
+        fs.writeFileSync(at('other.json'), '{}');
+        const two = `a=${at('link.json')},b=${at('other.json')},c=${at('codex-link', 'later.json')},d=${at('codex', 'new', 'auth.json')}`;
+        expect(load({ PROVIDER_A_ACCOUNTS: two }).providerA.accounts.map((login) => login.alias)).toEqual([
+          'a',
+          'b',
+          'c',
+          'd',
+        ]);
+      } finally {
+        fs.rmSync(scratch, { recursive: true, force: true });
+      }
+    });
+
     it('refuses a relative login path, which would depend on the directory the gateway was started in', () => {
       expect(configError(() => load({ PROVIDER_A_ACCOUNTS: 'a=b=c' }))).toBe(
         'invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: the path of alias "a", "b=c", is relative; write it absolute (/…) or from the home (~/…) (got "a=b=c")',

@@ -1,5 +1,7 @@
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import type {
   AccountSetting,
   DefaultedSettingName,
@@ -171,7 +173,8 @@ const LOWER_CASE_ALIASED = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
  * (environment, argv) → AppConfig. Flags win over the environment; every value is validated
  * here, once, and the first bad one throws a ConfigError naming the setting and the rule (secret
  * values are never echoed). Reads nothing else from the process; each registered family then
- * derives its own fields (`Family.settings.derive`), which may stat the login locations it is given.
+ * derives its own fields (`Family.settings.derive`), which may stat the login locations it is given
+ * (their kind, and whether two lead to one file: `refuseOneLoginUnderTwoAliases`).
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): AppConfig {
   // The table is built once per load: the shared rows and every registered family's.
@@ -351,7 +354,69 @@ export function accountLogins(
       `invalid setting ${accounts} / ${flagOf(accounts)}: ${authFile} / ${flagOf(authFile)} is set too (got ${quoted(singleFile)}), and which login to use would be a guess: unset ${authFile}, and list its file in ${accounts} (alias=${singleFile}) if it is one of the logins`,
     );
   }
-  return listed.map(({ alias, location }) => ({ alias, loginFile: location }));
+  const logins = listed.map(({ alias, location }) => ({ alias, loginFile: location }));
+  refuseOneLoginUnderTwoAliases(
+    `${prefix}_ACCOUNTS`,
+    logins.map(({ alias, loginFile }) => ({ alias, location: loginFile, loginFile })),
+  );
+  return logins;
+}
+
+/**
+ * Two listed logins whose paths differ as written but lead to one file (a symbolic link, a hard
+ * link, two bind mounts of one host file, a config directory linked to another) would be one
+ * login counted twice: twice its in-flight cap, two cooldowns, two refreshes racing to spend its
+ * one refresh token. `parseAccounts` refuses paths spelt alike without touching the disk; this
+ * asks the disk, once, while the configuration loads (never on a request): a file that exists is
+ * known by its device and inode, one not made yet by its path with every directory that exists
+ * resolved. `location` is the path as listed, `loginFile` the file the login reads.
+ */
+export function refuseOneLoginUnderTwoAliases(
+  setting: string,
+  logins: readonly { readonly alias: string; readonly location: string; readonly loginFile: string }[],
+): void {
+  if (logins.length < 2) return;
+  const earlier = new Map<string, { readonly alias: string; readonly location: string }>();
+  for (const { alias, location, loginFile } of logins) {
+    const { key, shown } = fileIdentity(loginFile);
+    const first = earlier.get(key);
+    if (first === undefined) {
+      earlier.set(key, { alias, location });
+      continue;
+    }
+    throw new ConfigError(
+      `invalid setting ${setting} / ${flagOf(setting)}: aliases "${first.alias}" and "${alias}" name the same login: ${first.location} and ${location} both lead to ${shown}; list each login once, under one alias`,
+    );
+  }
+}
+
+/**
+ * What tells one login file from another (`key`) and how a refusal names it (`shown`, its real
+ * path): its device and inode when it exists; else its real directory and name, the directories
+ * that do not exist yet kept as written. A path the gateway may not examine is known as written
+ * (normalized), and the login check then says what is wrong with it.
+ */
+function fileIdentity(file: string): { readonly key: string; readonly shown: string } {
+  try {
+    const stat = fs.statSync(file);
+    return { key: `inode ${stat.dev}:${stat.ino}`, shown: fs.realpathSync(file) };
+  } catch {
+    // Not there (yet), or not to be examined: the path itself, resolved as far as it exists.
+  }
+  const missing: string[] = [];
+  for (let directory = path.normalize(file); ; directory = path.dirname(directory)) {
+    try {
+      const shown = path.join(fs.realpathSync(directory), ...missing);
+      return { key: `path ${shown}`, shown };
+    } catch (error) {
+      const errno = (error as NodeJS.ErrnoException).code;
+      if ((errno !== 'ENOENT' && errno !== 'ENOTDIR') || directory === path.dirname(directory)) {
+        const shown = path.normalize(file);
+        return { key: `path ${shown}`, shown };
+      }
+      missing.unshift(path.basename(directory));
+    }
+  }
 }
 
 /** The text of `--help`: every setting with its flag and default. */

@@ -147,7 +147,9 @@ export interface AccountSetting {
  * leading `~`), each login listed once. A relative path would name a different file from each
  * directory the gateway is started in. Two aliases of one location would be two logins sharing one
  * refresh token, each refreshing it (the upstream revokes the one refreshed first) and its plan
- * counted twice; the location is compared as written, normalized, so a symbolic link is not seen.
+ * counted twice. Here the location is compared as written, normalized, without the disk; two
+ * spellings of one file (a symbolic link, a mount) are refused by the family's derivation
+ * (`refuseOneLoginUnderTwoAliases`).
  */
 export function parseAccounts(raw: string, context: ParseContext): AccountSetting[] {
   const entries = parseList(raw);

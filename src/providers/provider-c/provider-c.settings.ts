@@ -6,7 +6,7 @@ import { isClaudeCredentialRoute } from '../../accounts/provider-c/provider-c.cr
 import type { ProviderCLogin } from '../../accounts/provider-c/provider-c.credentials';
 import { claudeLoginCommand, claudeTokenFileCommand } from '../../accounts/provider-c/provider-c.credentials';
 import type { FamilyDerivedConfig } from '../../config/app-config';
-import { ConfigError, DEFAULT_ACCOUNT_ALIAS } from '../../config/app-config';
+import { ConfigError, DEFAULT_ACCOUNT_ALIAS, refuseOneLoginUnderTwoAliases } from '../../config/app-config';
 import type { AccountSetting, FamilySettings } from '../../config/settings';
 import { flagOf, parseAccounts, setting } from '../../config/settings';
 import { expandHome, parseDuration, parsePath, parsePositiveInteger, parseUrl } from '../../config/setting-parsers';
@@ -75,9 +75,9 @@ const ACCOUNTS = 'PROVIDER_C_ACCOUNTS';
 const GATEWAY_SECRET = 'GATEWAY_BEARER_SECRET';
 
 /**
- * The settings of provider_c, the environment its children start from, and its logins. The one
- * file-system call of loading the configuration is here: the stat that tells each
- * PROVIDER_C_ACCOUNTS location's kind.
+ * The settings of provider_c, the environment its children start from, and its logins. Loading
+ * the configuration asks the disk here: the stat that tells each PROVIDER_C_ACCOUNTS location's
+ * kind, and the one that tells whether two of them lead to one login file.
  */
 export const PROVIDER_C_SETTINGS: FamilySettings = {
   rows: PROVIDER_C_ROWS,
@@ -114,7 +114,7 @@ function providerCLogins(
     const configDir = expandHome(childEnv.CLAUDE_CONFIG_DIR ?? path.join(home, '.claude'), home);
     return [{ alias: DEFAULT_ACCOUNT_ALIAS, kind: 'cli', loginFile: path.join(configDir, '.credentials.json') }];
   }
-  return listed.map(({ alias, location: resolved }) => {
+  const logins = listed.map(({ alias, location: resolved }): ProviderCLogin => {
     let stat: fs.Stats;
     try {
       stat = fs.statSync(resolved);
@@ -140,6 +140,11 @@ function providerCLogins(
     // `claude` alone keeps its login in ~/.claude; any other directory is named in its command.
     return resolved === path.join(home, '.claude') ? login : { ...login, loginCommand: claudeLoginCommand(resolved) };
   });
+  refuseOneLoginUnderTwoAliases(
+    ACCOUNTS,
+    logins.map(({ alias, location, loginFile }) => ({ alias, location: location ?? loginFile, loginFile })),
+  );
+  return logins;
 }
 
 /** What is wrong with a listed location that cannot be examined, and how to make it a login. */
