@@ -594,6 +594,22 @@ describe('ending the requests in flight at the drain deadline (in process)', () 
       ]);
       expect(late.map((answer) => answer.status)).toEqual([503, 503, 503]);
       expect(late.map((answer) => answer.headers.get('connection'))).toEqual(['close', 'close', 'close']);
+      // Whatever the path: a POST no route takes (an unknown path, a path served only to GET, a
+      // sub-path of chat) gets the same draining answer, not the 404 it gets while serving.
+      const posted = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' };
+      for (const route of ['/v1/unknown', '/v1/models', '/v1/chat/completions/x']) {
+        const answer = await fetch(`${gateway.url}${route}`, posted);
+        expect([route, answer.status, answer.headers.get('retry-after'), answer.headers.get('connection')]).toEqual([
+          route,
+          503,
+          '5',
+          'close',
+        ]);
+        expect(((await answer.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+          code: 'service_unavailable',
+          message: 'the gateway is shutting down; retry on another instance',
+        });
+      }
       expect((await fetch(`${gateway.url}/health/live`)).status).toBe(200);
       expect(fake.requests()).toHaveLength(3);
       const chatLines = gateway.logs.records('chat_completion');

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, Inject, Optional } from '@nestjs
 import type { Request, Response } from 'express';
 import type { EventLogger } from '../../core/event-logger';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
+import { DrainService } from '../lifecycle/drain.service';
 import { ROOT_LOGGER } from '../logging/logging.module';
 import { requestLoggerOf } from '../logging/request-log';
 import { isStructuredRoute, writeErrorResponse } from './error-writer';
@@ -32,12 +33,19 @@ export const STRUCTURED_FAILURE_ANSWER = Symbol('StructuredFailureAnswer');
  * OpenAI shape, here. A bug (anything but a GatewayError, which was recorded where it was raised) is
  * logged once. A client that left gets nothing: the chat turn recorded it as canceled. The writer
  * never touches headers that already went out (the stream's own error path owns them).
+ *
+ * From the drain deadline on, no route answers "no such route": the entry step (trackInFlight)
+ * lets a POST through for its route's body reader to refuse and record, and a POST no route
+ * takes (an unknown path, a path served only to GET) gets the same `draining` 503 every other
+ * new request gets, with the `Retry-After` and `Connection: close` it set. The router answers in
+ * the tick the request arrived, so the deadline as it is now is the one the request met.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   constructor(
     @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
     @Optional() @Inject(STRUCTURED_FAILURE_ANSWER) private readonly structured?: RouteFailureAnswer,
+    @Optional() private readonly drain?: DrainService,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -50,7 +58,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     if (exception instanceof ClientDisconnectedError) return;
     let error = toGatewayError(exception);
-    if (error.code === 'route_not_found' && RESPONSES_API_PATH.test(request.path)) {
+    if (error.code === 'route_not_found' && this.drain?.pastDeadline) {
+      error = new GatewayError('draining');
+    } else if (error.code === 'route_not_found' && RESPONSES_API_PATH.test(request.path)) {
       error = new GatewayError('responses_api_not_served');
     }
     if (error.code === 'internal' && !(exception instanceof GatewayError)) {

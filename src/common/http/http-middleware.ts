@@ -53,7 +53,8 @@ export const requireHostHeader: EntryStep = (request, response) => {
  * a metrics scrape) is refused at once with the `draining` 503: it would otherwise start an
  * upstream turn the exit cuts without an answer. A POST to a route that takes a body is refused by
  * its body reader (jsonBodyMiddleware) before it reads a byte, so the route records it as it
- * records every refusal; any other request here.
+ * records every refusal; a POST no route takes by the exception filter, in place of its 404;
+ * any other request here.
  */
 export function trackInFlight(drain: DrainService): EntryStep {
   return (request, response) => {
