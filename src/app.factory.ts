@@ -24,6 +24,7 @@ import { ROOT_LOGGER } from './common/logging/logging.module';
 import { arrivalOf, requestLoggerOf, startRequestLog } from './common/logging/request-log';
 import type { AppConfig } from './config/app-config';
 import { STRUCTURED_MAX_BODY_BYTES } from './config/settings';
+import type { BodyRoute } from './common/lifecycle/body-budget';
 import { BodyBudget } from './common/lifecycle/body-budget';
 import { BearerCheck } from './common/auth/bearer-check';
 
@@ -68,7 +69,7 @@ export async function createGatewayApp(
   const bearer = new BearerCheck(config.server.bearerSecret);
   // One budget for the bodies of both routes: they share the process's memory (0: no bound, nothing counted).
   const bodyBudget = app.get(BodyBudget, { strict: false });
-  const budget = bodyBudget.limitBytes > 0 ? bodyBudget : undefined;
+  const budgetOf = (route: BodyRoute) => (bodyBudget.limitBytes > 0 ? { of: bodyBudget, route } : undefined);
   if (config.structured.enabled) {
     const structuredFailure = app.get<RouteFailureAnswer>(STRUCTURED_FAILURE_ANSWER, { strict: false });
     app.use(
@@ -78,7 +79,7 @@ export async function createGatewayApp(
         jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, {
           deferErrors: true,
           bearer,
-          budget,
+          budget: budgetOf('structured'),
           // Recorded like every structured error (audit line, failure metric).
           answer: (request, response, error) => structuredFailure.answer(request, response, error),
         }),
@@ -92,7 +93,7 @@ export async function createGatewayApp(
     onPostToMountPath(
       jsonBodyMiddleware(config.server.maxBodyBytes, {
         bearer,
-        budget,
+        budget: budgetOf('chat'),
         limitSetting: 'GATEWAY_MAX_BODY_BYTES',
         // Counted in the chat metrics like every other refused chat request.
         answer: (request, response, error) =>

@@ -14,7 +14,7 @@ import type { RawAnswer } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
 import { useGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
-import { metricValue } from './support/prometheus-text';
+import { metricValue, sampleValue, scrapeMetrics } from './support/prometheus-text';
 import { BodyBudget } from '../src/common/lifecycle/body-budget';
 import { errorSpec } from '../src/core/error-codes';
 
@@ -1048,8 +1048,22 @@ describe('the body budget: GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (docs/deployment.md 
   // No case leaves a byte held once its requests ended, whatever ended them.
   afterEach(() => eventually(() => heldBytes() === 0, undefined, 'the body budget back to 0'));
 
+  /** The body budget's series, scraped now: bytes held, the limit, and refusals by route. */
+  async function budgetSeries() {
+    const text = await scrapeMetrics(gateway);
+    return {
+      held: sampleValue(text, 'gateway_chat_api_body_budget_held_bytes'),
+      limit: sampleValue(text, 'gateway_chat_api_body_budget_limit_bytes'),
+      chat: sampleValue(text, 'gateway_chat_api_body_budget_refusals_total', { route: 'chat' }),
+      structured: sampleValue(text, 'gateway_chat_api_body_budget_refusals_total', { route: 'structured' }),
+    };
+  }
+
   it('refuses a body whose Content-Length does not fit beside a held one with 503 before reading it, and takes it once the first ended', async () => {
+    const before = await budgetSeries();
     const holder = await holdABody();
+    // A scrape shows what the half-sent body holds, against the limit.
+    expect(await budgetSeries()).toEqual({ ...before, held: HOLDER.length, limit: 4_194_304 });
     const id = `budget-${++ids}`;
     const chat = chatOf(ROOM + 1);
     const head = (requestId: string) =>
@@ -1065,6 +1079,7 @@ describe('the body budget: GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (docs/deployment.md 
     ]);
     expect(JSON.parse(refused.body)).toEqual({ error: BUSY });
     await gateway.logs.failureLine(id, 50, { status: 503, error_code: 'body_budget_full' });
+    expect(await budgetSeries()).toMatchObject({ held: HOLDER.length, chat: before.chat! + 1 });
     // A body that fits what is left is served meanwhile.
     const small = await rawRequest(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
@@ -1075,6 +1090,7 @@ describe('the body budget: GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (docs/deployment.md 
     holder.rest();
     await holder.answer;
     await eventually(() => heldBytes() === 0);
+    expect(await budgetSeries()).toEqual({ ...before, held: 0, limit: 4_194_304, chat: before.chat! + 1 });
     const taken = await sendRawBytes(port(), Buffer.from(head(`budget-${++ids}`) + chat), { halfClose: false });
     expect(JSON.parse(taken.body).error.code).toBe('model_not_found');
   });
@@ -1093,6 +1109,8 @@ describe('the body budget: GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (docs/deployment.md 
     ]);
     expect(JSON.parse(response.body.toString()).error).toEqual({ code: 'unavailable', message: BUSY.message });
     holder.leave();
+    // Counted for its route.
+    expect((await budgetSeries()).structured).toBe(1);
   });
 
   it.each([

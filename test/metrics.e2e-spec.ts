@@ -26,6 +26,9 @@ const SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
   gateway_chat_api_structured_inflight: 'gauge',
   gateway_chat_api_upstream_sessions_kept: 'gauge',
   gateway_chat_api_upstream_session_turns_total: 'counter',
+  gateway_chat_api_body_budget_held_bytes: 'gauge',
+  gateway_chat_api_body_budget_limit_bytes: 'gauge',
+  gateway_chat_api_body_budget_refusals_total: 'counter',
 };
 
 /** prom-client's default metrics the dashboard and alerts use (docs/endpoints.md "Process metrics"). */
@@ -161,6 +164,16 @@ describe('GET /metrics', () => {
       // Every series the gateway exports carries the prefix: no bare process_* or nodejs_* names.
       const names = [...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]);
       expect(names.filter((name) => !name.startsWith('gateway_chat_api_'))).toEqual([]);
+    });
+
+    it('reports the body budget at idle: nothing held, its limit, and both routes at 0 refusals from boot', async () => {
+      const { text } = await scrape();
+      expect([
+        sampleValue(text, 'gateway_chat_api_body_budget_held_bytes'),
+        sampleValue(text, 'gateway_chat_api_body_budget_limit_bytes'),
+        sampleValue(text, 'gateway_chat_api_body_budget_refusals_total', { route: 'chat' }),
+        sampleValue(text, 'gateway_chat_api_body_budget_refusals_total', { route: 'structured' }),
+      ]).toEqual([0, 67_108_864, 0, 0]);
     });
 
     it('reports readiness as gateway_chat_api_ready: 1 while serving, 0 once draining, like /health/ready', async () => {

@@ -31,6 +31,9 @@ const histogram = <L extends string>(
 ) => ({ kind: 'histogram', name, help, labelNames, buckets }) as const satisfies MetricDeclaration<'histogram', L>;
 /** A gauge whose value is read at each scrape by its own collector. */
 const collectedGauge = (name: string, help: string) => ({ ...gauge(name, help), collected: true }) as const;
+/** A counter whose values are read at each scrape from the count its owner keeps. */
+const collectedCounter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+  ({ ...counter(name, help, labelNames), collected: true }) as const;
 
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
@@ -191,7 +194,8 @@ export const METRICS = {
     'Turns the upstream reported as paid usage (served past the plan, from extra usage or credits).',
     ['provider', 'account'],
   ),
-  // Read at each scrape by their own collectors (process-metrics.ts, readiness-metric.ts).
+  // Read at each scrape by their own collectors (process-metrics.ts, readiness-metric.ts,
+  // body-budget-metrics.ts).
   memoryLimit: collectedGauge(
     'gateway_chat_api_process_memory_limit_bytes',
     'Memory limit of the process: the container (cgroup) limit, else the machine total.',
@@ -203,6 +207,19 @@ export const METRICS = {
   ready: collectedGauge(
     'gateway_chat_api_ready',
     'Readiness: 1 while serving, 0 while draining (GET /health/ready answers 503).',
+  ),
+  bodyBudgetHeld: collectedGauge(
+    'gateway_chat_api_body_budget_held_bytes',
+    'Request-body bytes the requests in flight hold now, counted against GATEWAY_MAX_BODY_BYTES_IN_FLIGHT.',
+  ),
+  bodyBudgetLimit: collectedGauge(
+    'gateway_chat_api_body_budget_limit_bytes',
+    'GATEWAY_MAX_BODY_BYTES_IN_FLIGHT: the request-body bytes all requests together may hold (0: no bound).',
+  ),
+  bodyBudgetRefusals: collectedCounter(
+    'gateway_chat_api_body_budget_refusals_total',
+    'Requests refused with 503 body_budget_full: their body did not fit beside the bodies held.',
+    ['route'],
   ),
 } as const;
 

@@ -8,10 +8,12 @@ import {
   PrometheusModule,
 } from '@willsoto/nestjs-prometheus';
 import { CompressJson } from '../common/http/compression.interceptor';
+import { BodyBudget } from '../common/lifecycle/body-budget';
 import { DrainService } from '../common/lifecycle/drain.service';
 import { LifecycleModule } from '../common/lifecycle/lifecycle.module';
 import { GatewayMetrics, METRIC_INSTRUMENTS } from './gateway-metrics';
 import { METRICS } from './metric-declarations';
+import { registerBodyBudgetMetrics } from './body-budget-metrics';
 import { registerProcessMetrics } from './process-metrics';
 import { registerReadinessGauge } from './readiness-metric';
 
@@ -58,6 +60,7 @@ export class MetricsModule {
 }
 
 const READINESS_GAUGE = Symbol('READINESS_GAUGE');
+const BODY_BUDGET_METRICS = Symbol('BODY_BUDGET_METRICS');
 
 /** The library's `GET /metrics` controller, with compression like every other JSON or text answer. */
 @CompressJson()
@@ -65,8 +68,8 @@ const READINESS_GAUGE = Symbol('READINESS_GAUGE');
 class MetricsController extends PrometheusController {}
 
 /**
- * `GET /metrics`, registered only when METRICS_ENABLED, and the readiness gauge (it needs the
- * app's drain switch). Imported once, by the app module.
+ * `GET /metrics`, registered only when METRICS_ENABLED, the readiness gauge (it needs the app's
+ * drain switch) and the body budget's series (its budget). Imported once, by the app module.
  */
 @Module({})
 export class MetricsEndpointModule {
@@ -85,7 +88,10 @@ export class MetricsEndpointModule {
             ]
           : []),
       ],
-      providers: [{ provide: READINESS_GAUGE, useFactory: registerReadinessGauge, inject: [DrainService] }],
+      providers: [
+        { provide: READINESS_GAUGE, useFactory: registerReadinessGauge, inject: [DrainService] },
+        { provide: BODY_BUDGET_METRICS, useFactory: registerBodyBudgetMetrics, inject: [BodyBudget] },
+      ],
     };
   }
 }

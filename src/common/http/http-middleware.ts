@@ -7,7 +7,7 @@ import type { BearerCheck } from '../auth/bearer-check';
 import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-writer';
 import { CLIENT_LEFT_MID_BODY, toGatewayError, undecodableBody } from '../errors/to-gateway-error';
 import { exceedsJsonContainers, exceedsJsonDepth, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from '../json';
-import type { BodyBudget } from '../lifecycle/body-budget';
+import type { BodyBudget, BodyRoute } from '../lifecycle/body-budget';
 import type { DrainService } from '../lifecycle/drain.service';
 import { parseJsonOrUndefined } from '../egress/http-body';
 
@@ -107,18 +107,19 @@ export function jsonBodyMiddleware(
     bearer?: BearerCheck;
     /** The setting behind `limitBytes`, named in the 413 (none: a fixed cap). */
     limitSetting?: string;
-    /** The bytes all bodies together may hold (none: no bound). */
-    budget?: BodyBudget;
+    /** The bytes all bodies together may hold (none: no bound), and the route its refusals count for. */
+    budget?: { readonly of: BodyBudget; readonly route: BodyRoute };
   } = {},
 ): RequestHandler {
   const read = express.raw({ type: 'application/json', limit: limitBytes });
   const answer: BodyErrorAnswer = options.answer ?? writeErrorResponse;
-  const { bearer, budget } = options;
+  const { bearer } = options;
+  const budget = options.budget?.of;
   const cap: BodyCap = {
     bytes: limitBytes,
     answer,
     tooLarge: tooLargeMessage(limitBytes, options.limitSetting),
-    budget,
+    budget: options.budget,
   };
   return (request: Request, response: Response, next: NextFunction) => {
     // A refused client's body is never read: it is answered 401 here, through the route's `answer`
@@ -286,7 +287,7 @@ interface BodyCap {
   readonly bytes: number;
   readonly answer: BodyErrorAnswer;
   readonly tooLarge: string;
-  readonly budget: BodyBudget | undefined;
+  readonly budget: { readonly of: BodyBudget; readonly route: BodyRoute } | undefined;
 }
 
 const BODY_CAP = Symbol('bodyCap');
@@ -316,7 +317,7 @@ function passesCap(request: CountedRequest, length: number): boolean {
   const cap = request[BODY_CAP];
   const response = request.res!;
   const overCap = received > cap.bytes;
-  if (!overCap && (cap.budget === undefined || cap.budget.holdUpTo(response, received))) return false;
+  if (!overCap && (cap.budget === undefined || cap.budget.of.holdUpTo(response, received))) return false;
   // Answered already, before the body was read (a body of another type, a route's own refusal):
   // the rest of it is not read either.
   if (response.headersSent) request.socket?.destroy();
@@ -336,6 +337,7 @@ function answerOverCap(request: Request, response: Response, cap: BodyCap): void
  * read on, so the connection closes once answered.
  */
 function answerOverBudget(request: Request, response: Response, cap: BodyCap): void {
+  cap.budget?.of.countRefusal(cap.budget.route);
   closeConnectionAfterAnswer(response);
   cap.answer(request, response, new GatewayError('body_budget_full'));
 }

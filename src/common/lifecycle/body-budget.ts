@@ -8,10 +8,13 @@ import type { ServerResponse } from 'node:http';
  * several times its bytes, so a few large bodies at once would otherwise take the process past its
  * memory limit. The body's reader holds its bytes (jsonBodyMiddleware); the one 'close' listener
  * every request in flight already has (DrainService.track) gives them back, so a request costs an
- * add and a subtract, and nothing more.
+ * add and a subtract, and nothing more. The metrics read what is held, and the refusals, at each
+ * scrape (body-budget-metrics.ts).
  */
 export class BodyBudget {
   private held = 0;
+  /** Bodies refused because they did not fit, by the route whose reader refused them. */
+  private readonly refusedBodies: Record<BodyRoute, number> = { chat: 0, structured: 0 };
 
   /** `limitBytes` 0: no bound (nothing is counted). */
   constructor(readonly limitBytes: number) {}
@@ -39,6 +42,16 @@ export class BodyBudget {
     return true;
   }
 
+  /** Bodies refused so far by `route`'s reader because they did not fit (`holdUpTo` false). */
+  refusals(route: BodyRoute): number {
+    return this.refusedBodies[route];
+  }
+
+  /** The reader of `route` refused a body that did not fit: counted for the metrics. */
+  countRefusal(route: BodyRoute): void {
+    this.refusedBodies[route]++;
+  }
+
   private release(bytes: number): void {
     this.held -= bytes;
   }
@@ -52,6 +65,10 @@ export class BodyBudget {
     holder[BUDGET]!.release(bytes);
   }
 }
+
+/** The routes whose bodies count against the budget. */
+export type BodyRoute = 'chat' | 'structured';
+export const BODY_ROUTES: readonly BodyRoute[] = ['chat', 'structured'];
 
 const HELD_BYTES = Symbol('heldBodyBytes');
 const BUDGET = Symbol('bodyBudget');
