@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { register } from 'prom-client';
 import { parse, stringify } from 'yaml';
+import { BODY_ROUTES } from '../src/common/lifecycle/body-budget';
 import { parseDuration } from '../src/config/setting-parsers';
 import { errorTable } from '../src/core/error-codes';
 import type { LoginStateKind } from '../src/core/login-state';
@@ -62,6 +63,7 @@ const CLOSED_VALUES_BY_METRIC: Record<string, Record<string, ReadonlySet<string>
     result: new Set(['acquired', 'bypassed', 'full', 'timeout', 'canceled', 'draining']),
   },
   gateway_chat_api_login_state: { state: new Set(LOGIN_STATES) },
+  gateway_chat_api_body_budget_refusals_total: { route: new Set(BODY_ROUTES) },
 };
 
 interface Exported {
@@ -152,12 +154,15 @@ function dashboardQueries(): Array<{ where: string; expr: string }> {
 describe('docker/k8s/monitoring against a running gateway', () => {
   let gateway: TestGateway;
   let exported: Exported;
+  /** The first scrape after start-up, before any request. */
+  let firstScrape = '';
 
   beforeAll(async () => {
     gateway = await startGateway({ GATEWAY_BEARER_SECRET: SECRET, STRUCTURED_INFERENCE_ENABLED: 'true' });
     const response = await rawRequest(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${SECRET}` } });
     expect(response.status).toBe(200);
-    exported = exportedFrom(response.body.toString());
+    firstScrape = response.body.toString();
+    exported = exportedFrom(firstScrape);
   });
 
   afterAll(() => gateway.close());
@@ -192,6 +197,17 @@ describe('docker/k8s/monitoring against a running gateway', () => {
       problemsOf(rule.expr, exported).map((problem) => `${rule.alert}: ${problem}`),
     );
     expect(problems).toEqual([]);
+  });
+
+  it('GatewayBodyBudgetRefusing reads a series of each route at 0 from start-up, so increase() sees the first refusal', () => {
+    const refusing = rules.find((rule) => rule.alert === 'GatewayBodyBudgetRefusing')!;
+    const [selector] = parsePromQL(refusing.expr).selectors;
+    const read = samples(firstScrape).filter(
+      (sample) => sample.name === selector.metric && selector.matchers.every((m) => satisfies(sample.labels, m)),
+    );
+    expect(read.map(({ labels, value }) => ({ route: labels.route, value }))).toEqual(
+      BODY_ROUTES.map((route) => ({ route, value: 0 })),
+    );
   });
 
   it('the dashboard covers what the issue asks for', () => {
@@ -382,7 +398,7 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
     }
   });
 
-  it('cover login failures, upstream error ratio, queue saturation, readiness and memory', () => {
+  it('cover login failures, upstream error ratio, queue saturation, body budget refusals, readiness and memory', () => {
     const byName = new Map(rules.map((rule) => [rule.alert as string, rule.expr as string]));
     expect(byName.get('GatewayUpstreamLoginFailing')).toContain('code="auth"');
     expect(byName.get('GatewayUpstreamAccountUnsupported')).toContain('code="provider_account_unsupported"');
@@ -396,6 +412,9 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
     expect(usableStates?.sort()).toEqual(LOGIN_STATES.filter(isUsable).sort());
     expect(byName.get('GatewayUpstreamErrorRatioHigh')).toContain('gateway_chat_api_upstream_errors_total');
     expect(byName.get('GatewayQueueSaturated')).toMatch(/result=~"full\|timeout"/);
+    // Every refusal of either route, one alert per route.
+    expect(byName.get('GatewayBodyBudgetRefusing')).toContain('gateway_chat_api_body_budget_refusals_total[');
+    expect(byName.get('GatewayBodyBudgetRefusing')).toContain('by (job, instance, route)');
     expect(byName.get('GatewayNotReady')).toContain('gateway_chat_api_ready');
     expect(byName.get('GatewayMemoryNearLimit')).toContain('gateway_chat_api_process_memory_limit_bytes');
     // The whole container against its limit: provider_c's claude children count too.
@@ -686,6 +705,68 @@ describe('promtool test rules', () => {
                 { series: waits('structured', 'timeout'), values: '0 0 0 1 1 1 2 2 2 3 3 3 4 4 4 5' },
               ],
               alert_rule_test: ['5m', '7m', '8m', '9m', '10m', '11m', '13m', '15m'].map((at) => saturated(at, [])),
+            },
+          ],
+          { annotations: true },
+        ),
+      );
+    });
+  });
+
+  describe('GatewayBodyBudgetRefusing', () => {
+    const refusals = (route: string) =>
+      series('gateway_chat_api_body_budget_refusals_total', { instance: 'gw:8088', route });
+    const refusing = (eval_time: string, routes: string[]) => ({
+      eval_time,
+      alertname: 'GatewayBodyBudgetRefusing',
+      exp_alerts: routes.map((route) => ({
+        exp_labels: { severity: 'warning', job: 'llm-gateway', instance: 'gw:8088', route },
+        exp_annotations: {
+          summary: `The gateway refuses ${route} request bodies: its body budget is full (503)`,
+          description: `${route} requests to gw:8088 have been refused for 5 minutes without a 2-minute break because their bodies did not fit in GATEWAY_MAX_BODY_BYTES_IN_FLIGHT beside the bodies held; clients get 503 body_budget_full with Retry-After.`,
+          runbook_url: 'docs/deployment.md#gatewaybodybudgetrefusing',
+        },
+      })),
+    });
+
+    it.each([
+      // The ServiceMonitor's interval, and Prometheus's default one (a scrape config without its own).
+      ['30s', '0+1x30'],
+      ['1m', '0+1x15'],
+    ])(
+      'fires for the route refused steadily for 5 minutes, scraped every %s, on a series that starts at 0',
+      (interval, values) => {
+        passes(
+          promtoolTestRules(
+            [
+              {
+                interval,
+                input_series: [
+                  { series: refusals('chat'), values },
+                  { series: refusals('structured'), values: '0x30' },
+                ],
+                alert_rule_test: [refusing('4m', []), refusing('8m', ['chat'])],
+              },
+            ],
+            { annotations: true },
+          ),
+        );
+      },
+    );
+
+    it('stays silent on one refused upload, and on refusals with minutes between them', () => {
+      passes(
+        promtoolTestRules(
+          [
+            {
+              interval: '1m',
+              input_series: [
+                // One refusal at minute 2, retried and taken.
+                { series: refusals('chat'), values: '0 0 1 1 1 1 1 1 1 1 1 1 1 1 1 1' },
+                // One every 3 minutes for a quarter of an hour.
+                { series: refusals('structured'), values: '0 0 0 1 1 1 2 2 2 3 3 3 4 4 4 5' },
+              ],
+              alert_rule_test: ['3m', '5m', '7m', '8m', '9m', '10m', '11m', '13m', '15m'].map((at) => refusing(at, [])),
             },
           ],
           { annotations: true },
