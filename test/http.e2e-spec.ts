@@ -16,7 +16,6 @@ import { useGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
 import { metricValue, sampleValue, scrapeMetrics } from './support/prometheus-text';
 import { BodyBudget } from '../src/common/lifecycle/body-budget';
-import { errorSpec } from '../src/core/error-codes';
 
 /** A request id the gateway made (a UUID), as opposed to one a caller sent. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -1027,21 +1026,29 @@ describe('the body budget: GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (docs/deployment.md 
   const ROOM = 40_000;
   const padded = (prefix: string, suffix: string, length: number) =>
     prefix + 'x'.repeat(length - prefix.length - suffix.length) + suffix;
-  const HOLDER = padded('{"request_id":"r-held","model":"gpt-6.1-terra","input":"', '"}', 4_194_304 - ROOM);
+  /** Held but for its last byte, which is not sent until the case says: the budget less ROOM. */
+  const HOLDER = padded('{"request_id":"r-held","model":"gpt-6.1-terra","input":"', '"}', 4_194_304 - ROOM + 1);
   const chatOf = (length: number) =>
     padded('{"model":"no-such-model","messages":[{"role":"user","content":"', '"}]}', length);
   const BUSY = {
-    message: errorSpec('body_budget_full').message,
+    message:
+      'the gateway holds as many request bodies in memory as GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (4194304 bytes) allows; retry in 5 s, or have the gateway\'s operator raise GATEWAY_MAX_BODY_BYTES_IN_FLIGHT together with the container\'s memory limit (docs/deployment.md "Memory budget")',
     type: 'service_unavailable',
     code: 'service_unavailable',
     param: null,
   };
   let ids = 0;
 
-  /** A request whose body is held: its head and half its body sent, the rest to come. */
+  /** A request whose body is held: its head and all of its body but the last byte sent, that byte to come. */
   async function holdABody() {
-    const holder = await postHalfABody(port(), '/v1/structured/inference', HOLDER);
-    expect(heldBytes()).toBe(HOLDER.length);
+    const holder = await postHalfABody(
+      port(),
+      '/v1/structured/inference',
+      HOLDER,
+      {},
+      { sentBytes: HOLDER.length - 1 },
+    );
+    await eventually(() => heldBytes() === HOLDER.length - 1, undefined, 'the body held as it arrived');
     return holder;
   }
 
@@ -1095,6 +1102,30 @@ describe('the body budget: GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (docs/deployment.md 
     expect(JSON.parse(taken.body).error.code).toBe('model_not_found');
   });
 
+  it('holds a declared body only as its bytes arrive: a request whose body has not come yet keeps no other from being served', async () => {
+    // Its head arrived and its body was invited (100 Continue), but not a byte of it sent: the
+    // whole budget declared, nothing in memory.
+    const stalled = await postHalfABody(
+      port(),
+      '/v1/structured/inference',
+      padded('{"request_id":"r-stalled","model":"gpt-6.1-terra","input":"', '"}', 4_194_304),
+      {},
+      { sentBytes: 0 },
+    );
+    try {
+      expect(heldBytes()).toBe(0);
+      const small = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chatOf(100),
+      });
+      expect(JSON.parse(small.body.toString()).error.code).toBe('model_not_found');
+    } finally {
+      stalled.reset();
+      await stalled.answer;
+    }
+  });
+
   it('refuses a structured body that does not fit in the contract shape', async () => {
     const holder = await holdABody();
     const response = await rawRequest(`${gateway.url}/v1/structured/inference`, {
@@ -1143,8 +1174,8 @@ describe('the body budget: GATEWAY_MAX_BODY_BYTES_IN_FLIGHT (docs/deployment.md 
     ['chunked', 'resets the connection', 'reset', { chunked: true }],
   ] as const)('gives back a %s body whose client %s halfway', async (_framing, _how, end, options) => {
     const half = await postHalfABody(port(), '/v1/chat/completions', chatOf(ROOM), {}, options);
-    // Held: whole as declared, or the half that arrived.
-    await eventually(() => heldBytes() >= ROOM / 2, undefined, 'the body held');
+    // Held: the half that arrived, whatever the framing.
+    await eventually(() => heldBytes() === ROOM / 2, undefined, 'the body held');
     half[end]();
     await half.answer;
     await eventually(() => heldBytes() === 0, undefined, 'the body budget back to 0');

@@ -350,7 +350,7 @@ const LEADING_ROWS = [
     'GATEWAY_MAX_BODY_BYTES_IN_FLIGHT',
     'server.maxBodyBytesInFlight',
     '67108864',
-    'Request body bytes all requests together may hold in memory (chat and structured; held from the first byte read until the answer ends, a body with a Content-Length counted whole before it is read): a body that does not fit is refused with 503 and Retry-After. The default is two bodies of the default GATEWAY_MAX_BODY_BYTES; at least GATEWAY_MAX_BODY_BYTES (and 4194304, the structured cap, while structured inference is enabled); 0 = no bound. Size it with the memory limit: docs/deployment.md "Memory budget".',
+    'Request body bytes all requests together may hold in memory (chat and structured; held as its bytes arrive until the answer ends; a body whose Content-Length does not fit in what is left is refused before it is read): a body that does not fit is refused with 503 and Retry-After. The default is two bodies of the default GATEWAY_MAX_BODY_BYTES; at least GATEWAY_MAX_BODY_BYTES (and 4194304, the structured cap, while structured inference is enabled); 0 = no bound. Size it with the memory limit: docs/deployment.md "Memory budget".',
     parseNonNegativeInteger,
   ),
   setting(

@@ -206,7 +206,8 @@ export const CORE_ERROR_CODES = {
     routine: true,
   },
   // Request bodies held in memory at once are bounded (GATEWAY_MAX_BODY_BYTES_IN_FLIGHT) so a few
-  // large ones cannot take the process past its memory limit; the message names the bound in bytes.
+  // large ones cannot take the process past its memory limit. The body's reader answers it with the
+  // bound in bytes beside the setting's first mention (http-middleware.ts, budgetFullMessage).
   body_budget_full: {
     status: 503,
     type: 'service_unavailable',

@@ -235,8 +235,8 @@ export function parseRawAnswers(received: Buffer): RawAnswer[] {
 /**
  * A POST whose body stops halfway: its head goes out with `Expect: 100-continue`, and once the
  * server invited the body (a route is reading it, so the request has arrived) the first half of
- * `body` (bytes as given: already compressed when a `content-encoding` header says so); the rest
- * comes only if `rest()` is called. `chunked` frames the body with `Transfer-Encoding: chunked`
+ * `body` (bytes as given: already compressed when a `content-encoding` header says so), or its
+ * first `sentBytes`; the rest comes only if `rest()` is called. `chunked` frames the body with `Transfer-Encoding: chunked`
  * instead of Content-Length. The client may instead leave: `leave()` closes its side as a client
  * that stops does (FIN), `reset()` aborts the connection (RST). Resolves when the server is reading
  * the body, with the answer it gives (read until it is complete or the server closed the connection).
@@ -246,11 +246,11 @@ export function postHalfABody(
   path: string,
   body: string | Buffer,
   headers: Readonly<Record<string, string>> = {},
-  options: { readonly chunked?: boolean } = {},
+  options: { readonly chunked?: boolean; readonly sentBytes?: number } = {},
 ): Promise<{ readonly answer: Promise<RawAnswer>; rest(): void; leave(): void; reset(): void }> {
   return new Promise((reading, reject) => {
     const bytes = Buffer.from(body);
-    const half = bytes.length >> 1;
+    const sent = options.sentBytes ?? bytes.length >> 1;
     const framing = options.chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${bytes.length}`;
     const frame = (part: Buffer) =>
       options.chunked
@@ -272,14 +272,15 @@ export function postHalfABody(
     socket.on('close', () => answered(received()));
     const rest = () =>
       socket.write(
-        options.chunked ? Buffer.concat([frame(bytes.subarray(half)), Buffer.from('0\r\n\r\n')]) : bytes.subarray(half),
+        options.chunked ? Buffer.concat([frame(bytes.subarray(sent)), Buffer.from('0\r\n\r\n')]) : bytes.subarray(sent),
       );
     let invited = false;
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       if (!invited && Buffer.concat(chunks).toString('latin1').includes(' 100 Continue\r\n\r\n')) {
         invited = true;
-        socket.write(frame(bytes.subarray(0, half)));
+        // A chunked frame of no bytes would end the body.
+        if (sent > 0) socket.write(frame(bytes.subarray(0, sent)));
         reading({ answer, rest, leave: () => socket.end(), reset: () => socket.resetAndDestroy() });
       } else if (isCompleteAnswer(received())) {
         answered(received());

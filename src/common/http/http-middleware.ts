@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
 import type { ServerResponse } from 'node:http';
 import { MIMEType } from 'node:util';
+import { errorSpec } from '../../core/error-codes';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import type { BearerCheck } from '../auth/bearer-check';
 import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-writer';
@@ -120,6 +121,7 @@ export function jsonBodyMiddleware(
     answer,
     tooLarge: tooLargeMessage(limitBytes, options.limitSetting),
     budget: options.budget,
+    budgetFull: budget === undefined ? '' : budgetFullMessage(budget.limitBytes),
   };
   return (request: Request, response: Response, next: NextFunction) => {
     // A refused client's body is never read: it is answered 401 here, through the route's `answer`
@@ -144,9 +146,10 @@ export function jsonBodyMiddleware(
       answerOverCap(request, response, cap);
       return;
     }
-    // So is one that does not fit in the body budget: its declared length is held before a byte is
-    // read. A chunked or compressed body is held as its bytes arrive (passesCap).
-    if (budget && declared > 0 && !budget.holdUpTo(response, declared)) {
+    // So is one whose declared length does not fit in what is left of the body budget now. One that
+    // fits is not held yet: every body is held as its bytes arrive (passesCap), so a client slow to
+    // send its body, or that never sends it, holds nothing it has not sent.
+    if (budget && declared > 0 && !budget.hasRoomFor(declared)) {
       answerOverBudget(request, response, cap);
       return;
     }
@@ -282,12 +285,16 @@ function encodingOf(request: Request): string {
   return (request.headers['content-encoding'] || 'identity').toLowerCase();
 }
 
-/** A route's body cap, made once per route: its bytes, how the route answers, the 413's words, and the body budget. */
+/**
+ * A route's body cap, made once per route: its bytes, how the route answers, the 413's words, the
+ * body budget and the 503's words.
+ */
 interface BodyCap {
   readonly bytes: number;
   readonly answer: BodyErrorAnswer;
   readonly tooLarge: string;
   readonly budget: { readonly of: BodyBudget; readonly route: BodyRoute } | undefined;
+  readonly budgetFull: string;
 }
 
 const BODY_CAP = Symbol('bodyCap');
@@ -302,15 +309,20 @@ function tooLargeMessage(limitBytes: number, setting: string | undefined): strin
     : `${cap} (${setting}); send a shorter history, or have the gateway's operator raise ${setting}`;
 }
 
+/** The 503's words: the error table's, with the budget's bound in bytes beside its setting. */
+function budgetFullMessage(limitBytes: number): string {
+  const setting = 'GATEWAY_MAX_BODY_BYTES_IN_FLIGHT';
+  return errorSpec('body_budget_full').message.replace(setting, `${setting} (${limitBytes} bytes)`);
+}
+
 /** The request's 'data' listener (`this` is the request): one module function, no closure per request. */
 function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
   if (passesCap(this, chunk.length)) this.off('data', countBodyBytes);
 }
 
 /**
- * Counts `length` more bytes of the body (held in the body budget as they come, beyond a declared
- * length already held); once past the cap, or past what the budget has room for, answers it and
- * says so.
+ * Counts `length` more bytes of the body (held in the body budget as they come); once past the
+ * cap, or past what the budget has room for, answers it and says so.
  */
 function passesCap(request: CountedRequest, length: number): boolean {
   const received = (request[BODY_RECEIVED] += length);
@@ -339,7 +351,7 @@ function answerOverCap(request: Request, response: Response, cap: BodyCap): void
 function answerOverBudget(request: Request, response: Response, cap: BodyCap): void {
   cap.budget?.of.countRefusal(cap.budget.route);
   closeConnectionAfterAnswer(response);
-  cap.answer(request, response, new GatewayError('body_budget_full'));
+  cap.answer(request, response, new GatewayError('body_budget_full', { publicMessage: cap.budgetFull }));
 }
 
 /**

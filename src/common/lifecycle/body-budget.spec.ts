@@ -16,7 +16,7 @@ describe(BodyBudget.name, () => {
     const budget = new BodyBudget(100);
     const [first, second] = [fakeResponse(), fakeResponse()];
     expect(budget.holdUpTo(first, 60)).toBe(true);
-    // A declared length already held: the bytes arriving within it hold nothing more.
+    // A total already reached holds nothing more.
     expect(budget.holdUpTo(first, 30)).toBe(true);
     expect(budget.heldBytes).toBe(60);
     expect(budget.holdUpTo(second, 41)).toBe(false);
@@ -29,17 +29,24 @@ describe(BodyBudget.name, () => {
     expect(budget.heldBytes).toBe(100);
   });
 
+  it('says whether a declared length fits in what is left, holding none of it', () => {
+    const budget = new BodyBudget(100);
+    budget.holdUpTo(fakeResponse(), 60);
+    expect([budget.hasRoomFor(40), budget.hasRoomFor(41)]).toEqual([true, false]);
+    expect(budget.heldBytes).toBe(60);
+  });
+
   it("gives a request's bytes back once, when its response closes, whatever held them", () => {
     const drain = new DrainService();
     const budget = new BodyBudget(100);
-    const [declared, arriving, none] = [fakeResponse(), fakeResponse(), fakeResponse()];
-    for (const response of [declared, arriving, none]) drain.track(response);
-    budget.holdUpTo(declared, 50);
+    const [whole, arriving, none] = [fakeResponse(), fakeResponse(), fakeResponse()];
+    for (const response of [whole, arriving, none]) drain.track(response);
+    budget.holdUpTo(whole, 50);
     budget.holdUpTo(arriving, 10);
     budget.holdUpTo(arriving, 30);
-    declared.emit('close');
+    whole.emit('close');
     expect(budget.heldBytes).toBe(30);
-    BodyBudget.releaseHeldBy(declared);
+    BodyBudget.releaseHeldBy(whole);
     expect(budget.heldBytes).toBe(30);
     arriving.emit('close');
     none.emit('close');

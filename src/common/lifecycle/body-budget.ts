@@ -3,8 +3,8 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * The request-body bytes all requests together may hold in memory (GATEWAY_MAX_BODY_BYTES_IN_FLIGHT,
- * docs/deployment.md "Memory budget"). A body is held from its first byte read until its request's
- * response closes, since the request keeps its parsed body that long: a body's size in memory is
+ * docs/deployment.md "Memory budget"). A body's bytes are held as they are read, until its
+ * request's response closes, since the request keeps its parsed body that long: a body's size in memory is
  * several times its bytes, so a few large bodies at once would otherwise take the process past its
  * memory limit. The body's reader holds its bytes (jsonBodyMiddleware); the one 'close' listener
  * every request in flight already has (DrainService.track) gives them back, so a request costs an
@@ -25,9 +25,18 @@ export class BodyBudget {
   }
 
   /**
+   * Whether `bytes` more would fit beside what is held now; nothing is held. A body's declared
+   * length is asked about before a byte of it is read, so that one which cannot fit is refused at
+   * once, but not held: a client may be slow to send it, or never send it.
+   */
+  hasRoomFor(bytes: number): boolean {
+    return this.held + bytes <= this.limitBytes;
+  }
+
+  /**
    * Holds bytes for the request of `response` until that response closes, so that it holds
-   * `totalBytes` in all (a body's declared length before it is read, or what has arrived of it so
-   * far); false, and nothing more held, when they do not fit beside what is held already. Once the
+   * `totalBytes` in all (what has arrived of its body so far); false, and nothing more held, when
+   * they do not fit beside what is held already. Once the
    * response has closed nothing is held: its bytes were given back, and what still arrives of the
    * body (read to its end, or inflated, after the answer) is dropped with the connection.
    */
