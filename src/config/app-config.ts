@@ -355,10 +355,7 @@ export function accountLogins(
     );
   }
   const logins = listed.map(({ alias, location }) => ({ alias, loginFile: location }));
-  refuseOneLoginUnderTwoAliases(
-    `${prefix}_ACCOUNTS`,
-    logins.map(({ alias, loginFile }) => ({ alias, location: loginFile, loginFile })),
-  );
+  refuseOneLoginUnderTwoAliases(`${prefix}_ACCOUNTS`, logins);
   return logins;
 }
 
@@ -369,15 +366,16 @@ export function accountLogins(
  * one refresh token. `parseAccounts` refuses paths spelt alike without touching the disk; this
  * asks the disk, once, while the configuration loads (never on a request): a file that exists is
  * known by its device and inode, one not made yet by its path with every directory that exists
- * resolved. `location` is the path as listed, `loginFile` the file the login reads.
+ * resolved. `loginFile` is the file the login reads, `location` the path as listed when that is
+ * another (a config directory), else the file itself.
  */
 export function refuseOneLoginUnderTwoAliases(
   setting: string,
-  logins: readonly { readonly alias: string; readonly location: string; readonly loginFile: string }[],
+  logins: readonly { readonly alias: string; readonly loginFile: string; readonly location?: string }[],
 ): void {
   if (logins.length < 2) return;
   const earlier = new Map<string, { readonly alias: string; readonly location: string }>();
-  for (const { alias, location, loginFile } of logins) {
+  for (const { alias, loginFile, location = loginFile } of logins) {
     const { key, shown } = fileIdentity(loginFile);
     const first = earlier.get(key);
     if (first === undefined) {

@@ -140,10 +140,7 @@ function providerCLogins(
     // `claude` alone keeps its login in ~/.claude; any other directory is named in its command.
     return resolved === path.join(home, '.claude') ? login : { ...login, loginCommand: claudeLoginCommand(resolved) };
   });
-  refuseOneLoginUnderTwoAliases(
-    ACCOUNTS,
-    logins.map(({ alias, location, loginFile }) => ({ alias, location: location ?? loginFile, loginFile })),
-  );
+  refuseOneLoginUnderTwoAliases(ACCOUNTS, logins);
   return logins;
 }
 
