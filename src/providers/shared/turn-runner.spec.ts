@@ -326,6 +326,35 @@ describe('runTurn', () => {
     ]);
   });
 
+  it('tells the family once the turn is over, after its last attempt, however it ended', async () => {
+    /** The attempts opened by each time the family was told. */
+    const toldAfter = (family: UpstreamFamily<string, Frame, FakeAttempt, AttemptInfo<string>>, opened: unknown[]) => {
+      const told: number[] = [];
+      family.closed = () => void told.push(opened.length);
+      return told;
+    };
+    const { options } = setup();
+    // Read to the end after a retry and a reopen.
+    const done = fakeFamily([['refuse:upstream'], ['refuse:bad_request'], ['ok', 'text', 'done']]);
+    done.family.reopenAfter = (failure) => failure.code === 'bad_request';
+    const doneTold = toldAfter(done.family, done.opened);
+    await drain((await runTurn(done.family, options())).events);
+    expect(doneTold).toEqual([3]);
+    // Refused before acceptance.
+    const refused = fakeFamily([['refuse:bad_request']]);
+    const refusedTold = toldAfter(refused.family, refused.opened);
+    await expect(runTurn(refused.family, options())).rejects.toMatchObject({ code: 'bad_request' });
+    expect(refusedTold).toEqual([1]);
+    // Its consumer stopped reading at the first event.
+    const left = fakeFamily([['ok', 'text', 'hang']]);
+    const leftTold = toldAfter(left.family, left.opened);
+    const turn = await runTurn(left.family, options());
+    await turn.events.next();
+    expect(leftTold).toEqual([]);
+    await turn.events.return?.();
+    expect(leftTold).toEqual([1]);
+  });
+
   it('draws each delay from the random source within ±20 %, and retries no later than the deadline allows', async () => {
     const { family, opened } = fakeFamily([['refuse:upstream'], ['refuse:upstream'], ['ok', 'done']]);
     const { options, slept } = setup();

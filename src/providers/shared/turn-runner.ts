@@ -167,6 +167,12 @@ export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>, R = unknown>
    * stale at its first event, sent again in full on a fresh one): true opens again now.
    */
   reopenAfter?(failure: GatewayError): boolean;
+  /**
+   * The turn is over, once, whatever ended it (its close): no attempt follows, so what the family
+   * counts per turn from how its attempts went is final here (provider_a: how the turn used the
+   * chat's kept connection, as its `chat_completion` line says).
+   */
+  closed?(): void;
   /** Attempts that ended showing nothing (`again`) may be sent again this often, this far apart. */
   readonly emptyTurnRetry?: { readonly maxRetries: number; delayMs(retry: number): number };
 }
@@ -640,10 +646,11 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     return failure;
   }
 
-  /** Idempotent: the attempt closed, timers cleared, the login given back, then `onClosed`. */
+  /** Idempotent: the family told, the attempt closed, timers cleared, the login given back, then `onClosed`. */
   close(reason: CloseReason): void {
     if (this.closed) return;
     this.closed = true;
+    this.family.closed?.();
     this.readable = false;
     clearTimeout(this.timer);
     this.timerFor = 'none';
