@@ -7,6 +7,7 @@ import {
   completed,
   created,
   errorEvent,
+  failed,
   functionCallItem,
   messageDone,
   providerASettings,
@@ -138,9 +139,30 @@ describe('provider_a upstream sessions per chat', () => {
   const RETRIES = 'gateway_chat_api_upstream_retries_total';
   const RETRY_LABELS = { provider: 'provider_a', code: 'upstream' };
   const TURNS = 'gateway_chat_api_upstream_session_turns_total';
+  /** How far each `result` of the session-turn counter moved between two scrapes. */
+  const turnCounts = (before: string, after: string) =>
+    Object.fromEntries(
+      ['reused', 'incremental', 'fallback'].map((result) => [
+        result,
+        (sampleValue(after, TURNS, { result }) ?? 0) - (sampleValue(before, TURNS, { result }) ?? 0),
+      ]),
+    );
+  /**
+   * The session-turn counter moved by `expected` since `before` for the gateway's last turn, just
+   * as that turn's `chat_completion` line says (each `true` field adds one to its `result`).
+   */
+  const expectCountedAsLogged = async (target: TestGateway, before: string, expected: Record<string, number>) => {
+    const line = timings(target).at(-1)!;
+    const counts = turnCounts(before, await scrapeMetrics(target));
+    expect(counts).toEqual(expected);
+    expect(counts).toEqual({
+      reused: Number(line.session_reused),
+      incremental: Number(line.incremental),
+      fallback: Number(line.chain_fallback),
+    });
+  };
 
   it('keeps the connection of a completed turn and continues the chain with only the new items', async () => {
-    const before = await scrapeMetrics(gateway);
     fake().enqueue(reply('resp_1', 'Hello there.'), reply('resp_2', 'Fine.'));
     const first = [
       { role: 'system', content: 'Be brief.' },
@@ -152,6 +174,7 @@ describe('provider_a upstream sessions per chat', () => {
       { role: 'assistant', content: answer.content },
       { role: 'user', content: 'How are you?' },
     ];
+    const before = await scrapeMetrics(gateway);
     expect((await complete(gateway, second, 'chat-reuse')).content).toBe('Fine.');
 
     const [one, two] = fake().requests();
@@ -179,11 +202,8 @@ describe('provider_a upstream sessions per chat', () => {
         input_items_sent: 1,
       }),
     ]);
-    const after = await scrapeMetrics(gateway);
-    expect(sampleValue(after, 'gateway_chat_api_upstream_sessions_kept')).toBe(1);
-    for (const result of ['reused', 'incremental']) {
-      expect((sampleValue(after, TURNS, { result }) ?? 0) - (sampleValue(before, TURNS, { result }) ?? 0)).toBe(1);
-    }
+    expect(sampleValue(await scrapeMetrics(gateway), 'gateway_chat_api_upstream_sessions_kept')).toBe(1);
+    await expectCountedAsLogged(gateway, before, { reused: 1, incremental: 1, fallback: 0 });
   });
 
   it('sends only the tool result after a tool call, and the full input on the same connection when history was edited', async () => {
@@ -318,12 +338,11 @@ describe('provider_a upstream sessions per chat', () => {
   });
 
   it('falls back once to a full send on a fresh connection when the server lost the chain: one failed attempt, opened again at once by the runner', async () => {
-    const before = await scrapeMetrics(gateway);
-    const fallbacks = { result: 'fallback' };
     fake().enqueue(reply('resp_b1', 'One.'), reply('resp_b2', 'Two.'));
     const first = [{ role: 'user', content: 'Count' }];
     await complete(gateway, first, 'chat-broken');
     fake().forgetChains();
+    const before = await scrapeMetrics(gateway);
     const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Next' }];
     const from = gateway.logs.lines.length;
     const response = await post(gateway, { messages: second, stream: true }, 'chat-broken');
@@ -342,8 +361,9 @@ describe('provider_a upstream sessions per chat', () => {
     expect(timings(gateway).at(-1)).toEqual(
       expect.objectContaining({ session_reused: false, incremental: false, chain_fallback: true, input_items_sent: 3 }),
     );
+    // The turn ran on the fresh connection, not on the stale kept one it was first sent on.
+    await expectCountedAsLogged(gateway, before, { reused: 0, incremental: 0, fallback: 1 });
     const after = await scrapeMetrics(gateway);
-    expect((sampleValue(after, TURNS, fallbacks) ?? 0) - (sampleValue(before, TURNS, fallbacks) ?? 0)).toBe(1);
     // The stale connection is one attempt of the turn, logged once with the server's code; the
     // fresh one is attempt 2, at once and outside the retry budget (docs/architecture.md "The family contract").
     expect(upstreamLinesSince(gateway, from)).toEqual([
@@ -389,6 +409,7 @@ describe('provider_a upstream sessions per chat', () => {
       const history = what === CONTINUATION ? first : [{ role: 'user', content: `Recount (${chat})` }];
       const second = [...history, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Next' }];
       const from = gateway.logs.lines.length;
+      const before = await scrapeMetrics(gateway);
       expect((await complete(gateway, second, chat)).content).toBe('Three.');
 
       const [one, sent, full] = fake().requests();
@@ -398,14 +419,53 @@ describe('provider_a upstream sessions per chat', () => {
       expect(full.body).not.toHaveProperty('previous_response_id');
       expect(full.body!.input).toHaveLength(3);
       expect(timings(gateway).at(-1)).toEqual(
-        expect.objectContaining({ session_reused: false, chain_fallback: true, input_items_sent: 3 }),
+        expect.objectContaining({
+          session_reused: false,
+          incremental: false,
+          chain_fallback: true,
+          input_items_sent: 3,
+        }),
       );
+      // A fallback, neither a reuse nor a continuation, though the kept connection took it first.
+      await expectCountedAsLogged(gateway, before, { reused: 0, incremental: 0, fallback: 1 });
       // One failed attempt, opened again at once: no retry.
       expect(upstreamLinesSince(gateway, from)).toEqual([
         expect.objectContaining({ event: 'upstream_attempt_failed', attempt: 1 }),
       ]);
     },
   );
+
+  it('counts a turn retried on a fresh connection after its attempt on the kept one failed as neither a reuse nor a fallback', async () => {
+    fake().enqueue(
+      reply('resp_r1', 'One.'),
+      { frames: [failed('server_error', 'boom', 'resp_r2')] },
+      reply('resp_r3', 'Three.'),
+    );
+    const first = [{ role: 'user', content: 'Count, then retry' }];
+    await complete(gateway, first, 'chat-retried');
+    const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Next' }];
+    const before = await scrapeMetrics(gateway);
+    expect((await complete(gateway, second, 'chat-retried')).content).toBe('Three.');
+
+    const [one, chained, retried] = fake().requests();
+    expect(chained.connection).toBe(one.connection);
+    expect(chained.body!.previous_response_id).toBe('resp_r1');
+    // The retry rule's attempt, not the lease's fallback: a fresh connection with the full input.
+    expect(retried.connection).not.toBe(one.connection);
+    expect(retried.body!.input).toHaveLength(3);
+    expect(sampleValue(await scrapeMetrics(gateway), RETRIES, RETRY_LABELS)).toBe(
+      (sampleValue(before, RETRIES, RETRY_LABELS) ?? 0) + 1,
+    );
+    expect(timings(gateway).at(-1)).toEqual(
+      expect.objectContaining({
+        session_reused: false,
+        incremental: false,
+        chain_fallback: false,
+        input_items_sent: 3,
+      }),
+    );
+    await expectCountedAsLogged(gateway, before, { reused: 0, incremental: 0, fallback: 0 });
+  });
 
   it('checks a kept connection idle past the threshold with a ping, and replaces one that went silent without closing', async () => {
     const relay = await silenceableRelay(new URL(fake().wsUrl));
@@ -417,7 +477,13 @@ describe('provider_a upstream sessions per chat', () => {
       const adapter = relayed.app.get(ProviderRegistry, { strict: false }).adapter('provider_a') as ProviderAAdapter;
       const { check } = adapter.sessions!;
       Object.assign(check, { pingAfterIdleMs: 0, pongTimeoutMs: Infinity });
-      fake().enqueue(reply('resp_h1', 'One.'), reply('resp_h2', 'Two.'), reply('resp_h3', 'Three.'));
+      // The fresh connection's first attempt fails and is retried: still the turn's fallback.
+      fake().enqueue(
+        reply('resp_h1', 'One.'),
+        reply('resp_h2', 'Two.'),
+        { frames: [failed('server_error', 'boom', 'resp_h3')] },
+        reply('resp_h3', 'Three.'),
+      );
       const first = [{ role: 'user', content: 'Go' }];
       await complete(relayed, first, 'chat-silent');
       // Answered ping: the kept connection carries the continuation.
@@ -427,18 +493,21 @@ describe('provider_a upstream sessions per chat', () => {
       // No pong can come through now: it is given up on soon.
       check.pongTimeoutMs = 200;
       const third = [...second, { role: 'assistant', content: 'Two.' }, { role: 'user', content: 'And on' }];
+      const before = await scrapeMetrics(relayed);
       expect((await complete(relayed, third, 'chat-silent')).content).toBe('Three.');
 
-      const [one, two, three] = fake().requests();
+      const [one, two, three, retried] = fake().requests();
       expect(two.connection).toBe(one.connection);
       expect(two.body!.previous_response_id).toBe('resp_h1');
       expect(three.connection).not.toBe(one.connection);
       expect(three.body).not.toHaveProperty('previous_response_id');
       expect(three.body!.input).toHaveLength(5);
+      expect(retried.connection).not.toBe(three.connection);
       expect(timings(relayed).slice(-2)).toEqual([
         expect.objectContaining({ session_reused: true, incremental: true, chain_fallback: false }),
         expect.objectContaining({ session_reused: false, chain_fallback: true, input_items_sent: 5 }),
       ]);
+      await expectCountedAsLogged(relayed, before, { reused: 0, incremental: 0, fallback: 1 });
     } finally {
       await relay.close();
     }
@@ -460,6 +529,7 @@ describe('provider_a upstream sessions per chat', () => {
     // This kept connection dies after taking the request: the turn is sent again in full elsewhere.
     const from = gateway.logs.lines.length;
     const third = [...second, { role: 'assistant', content: 'Two.' }, { role: 'user', content: 'And on' }];
+    const before = await scrapeMetrics(gateway);
     expect((await complete(gateway, third, 'chat-dead')).content).toBe('Three.');
     expect(upstreamLinesSince(gateway, from)).toEqual([
       expect.objectContaining({
@@ -472,6 +542,7 @@ describe('provider_a upstream sessions per chat', () => {
     expect(timings(gateway).at(-1)).toEqual(
       expect.objectContaining({ session_reused: false, chain_fallback: true, input_items_sent: 5 }),
     );
+    await expectCountedAsLogged(gateway, before, { reused: 0, incremental: 0, fallback: 1 });
 
     const connections = fake()
       .requests()

@@ -56,7 +56,10 @@ export const KEPT_CONNECTION_CHECK: Readonly<KeptConnectionCheck> = Object.freez
   pongTimeoutMs: 2_000,
 });
 
-/** Where the pool reports (the gateway's metrics; nothing in unit tests). */
+/**
+ * Where the pool reports (the gateway's metrics; nothing in unit tests). The turn counts come once
+ * per turn, when it is over (`ChatTurnLease.turnClosed`), by its final `SessionUse`.
+ */
 export interface SessionObserver {
   keptChanged(count: number): void;
   turnReused(): void;
@@ -237,7 +240,8 @@ export class SessionPool {
  * chain error before any output) fails that attempt before anything reached the turn, and `reopenAfter`
  * has the turn runner open again at once, outside the retry budget: the runner is the one loop
  * that sends a turn again (docs/architecture.md "The family contract"). A turn that completes
- * hands its connection back to the pool.
+ * hands its connection back to the pool. `use` is the turn's last attempt's, counted once the
+ * turn is over.
  */
 export class ChatTurnLease implements ConnectionLease, SessionKeeper {
   readonly use: SessionUse = { reused: false, incremental: false, fallback: false, itemsSent: 0, items: 0 };
@@ -263,7 +267,8 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
     this.handshake = handshakeKey(input.headers);
     this.shape = undefined;
     const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
-    const fallback = this.stale !== undefined;
+    // A turn that fell back once stays one: every later attempt is its full send elsewhere.
+    const fallback = this.use.fallback || this.stale !== undefined;
     Object.assign(this.use, { reused: false, incremental: false, fallback, itemsSent: items, items });
     // A later attempt may open after the turn was accepted, its log fields already noted: noted
     // again (it is never a reuse, so they are final here).
@@ -275,19 +280,16 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
       // Idle for a while and no pong: the connection died without a close reaching us (the check
       // closed it). Nothing was sent on it: this attempt opens a fresh one and sends in full.
       this.use.fallback = true;
-      this.observer?.chainFallback();
       taken = undefined;
     }
     if (taken) {
       const { entry: kept, continuation } = taken;
       this.use.reused = true;
-      this.observer?.turnReused();
       const body =
         continuation && kept.chain ? chainedBody(input.body, kept.chain.responseId, continuation) : input.body;
       if (continuation) {
         this.use.incremental = true;
         this.use.itemsSent = continuation.length;
-        this.observer?.turnIncremental();
       }
       let sent: WsTurn;
       try {
@@ -299,7 +301,6 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
       }
       const stale = await staleBeforeResponse(sent);
       if (stale === undefined) return sent;
-      this.observer?.chainFallback();
       this.stale = stale;
       throw stale;
     }
@@ -333,8 +334,21 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
     if (failure === this.stale) return true;
     if (this.stale !== undefined || !this.keptConnectionFailed(failure.upstream?.code)) return false;
     this.stale = failure;
-    this.observer?.chainFallback();
     return true;
+  }
+
+  /**
+   * The turn is over: counted once, by the attempt that opened last, as the turn's
+   * `chat_completion` line says. Not while it runs: an attempt on the kept connection may still
+   * fail and leave the turn to a fresh connection (stale, too large for the socket, a late
+   * chain error, a retry).
+   */
+  turnClosed(): void {
+    const { observer, use } = this;
+    if (!observer) return;
+    if (use.reused) observer.turnReused();
+    if (use.incremental) observer.turnIncremental();
+    if (use.fallback) observer.chainFallback();
   }
 
   /** Whether the upstream's error `code` says the attempt's kept connection, not its request, failed. */

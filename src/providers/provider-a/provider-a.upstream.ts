@@ -67,6 +67,8 @@ export interface ConnectionLease {
   open(input: AttemptInput): Promise<UpstreamConnection>;
   /** A failure of `open` it recovers from by opening again at once (a kept connection found stale). */
   reopenAfter(failure: GatewayError): boolean;
+  /** The turn is over: no attempt follows. */
+  turnClosed(): void;
 }
 
 /**
@@ -164,6 +166,11 @@ export class ProviderAUpstream implements UpstreamFamily<
    */
   reopenAfter(failure: GatewayError): boolean {
     return this.connect.lease?.reopenAfter(failure) === true || this.login.reopenAfter(failure);
+  }
+
+  /** The turn is over: its lease counts how it used the chat's kept connection. */
+  closed(): void {
+    this.connect.lease?.turnClosed();
   }
 
   translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
