@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
@@ -945,6 +946,83 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(body.choices[0].finish_reason).toBe('tool_calls');
     expect(body.usage).toMatchObject({ prompt_tokens: 1000, completion_tokens: 7 });
     expect(await tokensSince(gateway, 'provider_c', before)).toEqual({ prompt: 1100, completion: 17, cached: 0 });
+  });
+
+  /**
+   * A streamed answer held and asked again once: the rejected attempt's text reaches the gateway at
+   * once, the accepted attempt's first word only when the test releases it. Returns what
+   * `gateway_chat_api_time_to_first_token_seconds` and the token counters rose by, the client's
+   * content, and a time the first token cannot have come sooner than: from a moment the request had
+   * surely arrived (its first claude run asked the API) to the release.
+   */
+  async function heldFirstToken(ask: Record<string, unknown>, accepted: readonly string[]) {
+    let release!: () => void;
+    const thinking = new Promise<void>((resolve) => (release = resolve));
+    api.enqueue(claudeTextReply(PROSE, { input_tokens: 100, output_tokens: 10 }), {
+      ...claudeTextReply(accepted, { input_tokens: 1000, output_tokens: 7 }),
+      thinkUntil: thinking,
+    });
+    const firstToken = async () => {
+      const text = await scrapeMetrics(gateway);
+      const labels = { provider: 'provider_c' };
+      return {
+        sum: sampleValue(text, 'gateway_chat_api_time_to_first_token_seconds_sum', labels) ?? 0,
+        count: sampleValue(text, 'gateway_chat_api_time_to_first_token_seconds_count', labels) ?? 0,
+      };
+    };
+    const before = { firstToken: await firstToken(), tokens: await tokenCounters(gateway, 'provider_c') };
+    const calls = api.messages().length;
+    let arrivedBy: number;
+    let releasedAt: number;
+    let sent: Promise<Response>;
+    try {
+      const sentAt = performance.now();
+      sent = postChatBody(gateway, { model: 'claude-fable-5', messages: ASK, stream: true, ...ask });
+      await eventually(() => api.messages().length > calls, 30_000, 'the first attempt at the API');
+      arrivedBy = performance.now();
+      // The second call comes after the rejected attempt was read whole, its text included.
+      await eventually(() => api.messages().length - calls === 2, 30_000, 'the second attempt at the API');
+      // Released at least as long after the second call as the request took to reach the API: a
+      // first token counted at the rejected text, before that call, would fall short of `notBefore`.
+      await new Promise((resolve) => setTimeout(resolve, arrivedBy - sentAt));
+      releasedAt = performance.now();
+    } finally {
+      // Also when the test failed before: the held reply never outlives it.
+      release();
+    }
+    const response = await sent;
+    expect(response.status).toBe(200);
+    const streamed = sseChunks(await response.text());
+    const after = await firstToken();
+    return {
+      content: streamed.chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join(''),
+      firstToken: { sum: after.sum - before.firstToken.sum, count: after.count - before.firstToken.count },
+      notBefore: (releasedAt - arrivedBy) / 1000,
+      tokens: await tokensSince(gateway, 'provider_c', before.tokens),
+    };
+  }
+
+  // Both clocks round to the millisecond: the arrival is an epoch millisecond.
+  const CLOCK_ROUNDING_SECONDS = 0.005;
+
+  it("time to first token of a held response_format answer asked again counts to the accepted object the client got, not the rejected attempt's text", async () => {
+    const held = await heldFirstToken({ response_format: CITY_FORMAT }, fencedCity);
+    expect(held.content).toBe('{"city":"Paris","population":2100000}');
+    expect(held.firstToken.count).toBe(1);
+    expect(held.firstToken.sum).toBeGreaterThanOrEqual(held.notBefore - CLOCK_ROUNDING_SECONDS);
+    // The rejected attempt still counts, as a held answer's usage always did.
+    expect(held.tokens).toEqual({ prompt: 1100, completion: 17, cached: 0 });
+  });
+
+  it("time to first token of a tool_choice required answer asked again counts to the held turn's release, not the rejected attempt's text", async () => {
+    const held = await heldFirstToken({ tools: [READ_FILE], tool_choice: 'required' }, [
+      'Reading it.\n',
+      fenceText('read_file', { path: 'a.txt' }),
+    ]);
+    expect(held.content).toBe('Reading it.\n');
+    expect(held.firstToken.count).toBe(1);
+    expect(held.firstToken.sum).toBeGreaterThanOrEqual(held.notBefore - CLOCK_ROUNDING_SECONDS);
+    expect(held.tokens).toEqual({ prompt: 1100, completion: 17, cached: 0 });
   });
 
   it('asks again after a number too large for a double, which would go out as null', async () => {

@@ -423,7 +423,7 @@ describe(ChatOrchestrator.name, () => {
 
       it('answers 422 output_validation_failed after three unusable answers, before any output', async () => {
         const adapter = providerC([answer('no JSON here')]);
-        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const { orchestrator, command, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
         let rendered = false;
         const render: TurnRenderer<undefined> = async () => {
           rendered = true;
@@ -434,6 +434,8 @@ describe(ChatOrchestrator.name, () => {
         });
         expect(rendered).toBe(false);
         expect(adapter.requests).toHaveLength(3);
+        // The client got no output, so the request has no first token.
+        expect(counted).not.toContain('first_token');
       });
 
       it('refuses a schema Ajv cannot compile with a 400 naming response_format, before any upstream call', async () => {
@@ -524,7 +526,7 @@ describe(ChatOrchestrator.name, () => {
           ],
         ] as const) {
           const adapter = providerC(attempts as unknown as ChatEvent[][]);
-          const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+          const { orchestrator, command, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
           let rendered = false;
           const render: TurnRenderer<undefined> = async () => {
             rendered = true;
@@ -538,6 +540,7 @@ describe(ChatOrchestrator.name, () => {
           expect(rendered).toBe(false);
           expect(adapter.requests).toHaveLength(3);
           expect(adapter.closed).toBeGreaterThanOrEqual(3);
+          expect(counted).not.toContain('first_token');
         }
       });
 

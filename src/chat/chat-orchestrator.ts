@@ -276,7 +276,7 @@ export class ChatOrchestrator {
       let unmet: boolean;
       const matcher = stop && new StopSequenceMatcher(stop.stops);
       try {
-        const seen = observed(events, telemetry);
+        const seen = judged(events, telemetry);
         const turn = await bufferTurn(stop ? stop.cut(seen, matcher) : seen);
         const chosen = choice?.select(turn, logger);
         verdict = json.judge(chosen ? chosen.events : turn, matcher?.stopped);
@@ -285,7 +285,7 @@ export class ChatOrchestrator {
         await events.return?.().catch(() => undefined);
       }
       if (verdict.kind === 'failed') throw verdict.error;
-      if (verdict.kind === 'answer' && !unmet) return replay(verdict.events);
+      if (verdict.kind === 'answer' && !unmet) return observed(replay(verdict.events), telemetry);
       telemetry.attemptEnded();
       if (unmet) logger.info({ event: 'chat_tool_choice_unmet', attempt }, 'chat_tool_choice_unmet');
       else logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
@@ -318,12 +318,12 @@ export class ChatOrchestrator {
       if (attempt === 1) keepAlive?.hold();
       let accepted = false;
       try {
-        const seen = observed(events, telemetry);
+        const seen = judged(events, telemetry);
         const verdict = await choice.hold(stop ? stop.cut(seen) : seen, logger);
         if (verdict.kind === 'failed') throw verdict.error;
         if (verdict.kind === 'answer') {
           accepted = true;
-          return { events, seen: verdict.events };
+          return { events, seen: observed(verdict.events, telemetry) };
         }
       } finally {
         if (!accepted) await events.return?.().catch(() => undefined);
@@ -397,13 +397,23 @@ function heldFailure(
 }
 
 /**
- * The adapter's events as the renderer sees them, measured on the way: time to the first
- * output and the reported usage. A renderer that stops early closes the turn at once, as a
+ * The events the client is given as the renderer sees them, measured on the way: time to the
+ * first output and the reported usage. A renderer that stops early closes the turn at once, as a
  * `for await` does; the orchestrator's `finally` closes it again for renderers that did not.
  * One object, its own iterator, with its methods on the prototype.
  */
 function observed(events: PolledEvents, telemetry: ChatTelemetry): PolledEvents {
   return new ObservedEvents(events, telemetry);
+}
+
+/**
+ * A held attempt's events as the gateway reads them to judge the answer: only their usage is
+ * measured. The client is given nothing of an attempt while it is judged, and never anything of one
+ * asked again, so its output is no first token; the accepted answer passes `observed` once it is
+ * let through.
+ */
+function judged(events: PolledEvents, telemetry: ChatTelemetry): PolledEvents {
+  return new JudgedEvents(events, telemetry);
 }
 
 class ObservedEvents implements PolledEvents {
@@ -428,6 +438,37 @@ class ObservedEvents implements PolledEvents {
   poll(): ChatEvent | undefined {
     const event = this.events.poll?.();
     if (event !== undefined) this.telemetry.observe(event);
+    return event;
+  }
+
+  async return(): Promise<IteratorResult<ChatEvent>> {
+    return (await this.events.return?.()) ?? { done: true, value: undefined };
+  }
+
+  [Symbol.asyncIterator](): PolledEvents {
+    return this;
+  }
+}
+
+/** ObservedEvents for a held attempt: its own class, not a mode of that one, so a plain turn's reads check nothing more. */
+class JudgedEvents implements PolledEvents {
+  private readonly seen = (step: IteratorResult<ChatEvent>): IteratorResult<ChatEvent> => {
+    if (!step.done) this.telemetry.judged(step.value);
+    return step;
+  };
+
+  constructor(
+    private readonly events: PolledEvents,
+    private readonly telemetry: ChatTelemetry,
+  ) {}
+
+  next(): Promise<IteratorResult<ChatEvent>> {
+    return this.events.next().then(this.seen);
+  }
+
+  poll(): ChatEvent | undefined {
+    const event = this.events.poll?.();
+    if (event !== undefined) this.telemetry.judged(event);
     return event;
   }
 
@@ -502,7 +543,10 @@ class ChatTelemetry {
     if (model.serviceTier === 'priority' && model.catalogId) this.metrics.fastTierRequest(model.catalogId);
   }
 
-  /** Every event the client is given passes here: the first output (time to first token) and usage. */
+  /**
+   * Every event the client is given passes here, and no other: the first output (time to first
+   * token, docs/endpoints.md) and usage. A held answer's events pass when they are let through.
+   */
   observe(event: ChatEvent): void {
     if (event.type === 'usage') this.lastUsage = event.usage;
     else if (
@@ -510,6 +554,15 @@ class ChatTelemetry {
       ((event.type === 'text-delta' || event.type === 'reasoning-delta') && event.text !== '')
     )
       this.firstOutput();
+  }
+
+  /**
+   * An event of a held attempt while it is judged: its usage only, so an attempt asked again or
+   * refused is counted as `attemptEnded` says (the accepted one's usage is the same event when it
+   * is let through: kept, not added); its output was given to no one.
+   */
+  judged(event: ChatEvent): void {
+    if (event.type === 'usage') this.lastUsage = event.usage;
   }
 
   /** An attempt's usage the client never gets (an attempt sent again): counted with the turn's. */

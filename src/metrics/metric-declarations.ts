@@ -56,7 +56,7 @@ export const METRICS = {
   ),
   timeToFirstToken: histogram(
     'gateway_chat_api_time_to_first_token_seconds',
-    'Arrival to the first text, reasoning or tool-call event.',
+    'Arrival to the first text, reasoning or tool-call event the client is given.',
     ['provider'],
     LATENCY_BUCKETS,
   ),

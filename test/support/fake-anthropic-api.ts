@@ -119,6 +119,11 @@ export interface FakeStreamReply {
   /** After the blocks' deltas, keep the response open (no stop events) until the client leaves. */
   readonly hang?: boolean;
   /**
+   * Before the first block (the response's head and `message_start` sent), hold the answer until
+   * this settles: its first word comes when the test says so, not after a guessed delay.
+   */
+  readonly thinkUntil?: Promise<unknown>;
+  /**
    * After the blocks, hold the stop events until this settles: the answer ends when the test says
    * so (a turn that keeps its process slot until then), not after a guessed delay.
    */
@@ -671,6 +676,7 @@ export class FakeAnthropicApi {
       },
     });
     send({ type: 'ping' });
+    if (reply.thinkUntil) await reply.thinkUntil;
     for (const [index, block] of reply.blocks.entries()) {
       send({
         type: 'content_block_start',
