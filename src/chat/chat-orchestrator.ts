@@ -422,13 +422,13 @@ class ObservedEvents implements PolledEvents {
    * instead of awaiting it, so a read waiting on the upstream holds no suspended function here.
    */
   private readonly seen = (step: IteratorResult<ChatEvent>): IteratorResult<ChatEvent> => {
-    if (!step.done) this.telemetry.observe(step.value);
+    if (!step.done) this.see(step.value);
     return step;
   };
 
   constructor(
     private readonly events: PolledEvents,
-    private readonly telemetry: ChatTelemetry,
+    protected readonly telemetry: ChatTelemetry,
   ) {}
 
   next(): Promise<IteratorResult<ChatEvent>> {
@@ -437,8 +437,12 @@ class ObservedEvents implements PolledEvents {
 
   poll(): ChatEvent | undefined {
     const event = this.events.poll?.();
-    if (event !== undefined) this.telemetry.observe(event);
+    if (event !== undefined) this.see(event);
     return event;
+  }
+
+  protected see(event: ChatEvent): void {
+    this.telemetry.observe(event);
   }
 
   async return(): Promise<IteratorResult<ChatEvent>> {
@@ -450,34 +454,10 @@ class ObservedEvents implements PolledEvents {
   }
 }
 
-/** ObservedEvents for a held attempt: its own class, not a mode of that one, so a plain turn's reads check nothing more. */
-class JudgedEvents implements PolledEvents {
-  private readonly seen = (step: IteratorResult<ChatEvent>): IteratorResult<ChatEvent> => {
-    if (!step.done) this.telemetry.judged(step.value);
-    return step;
-  };
-
-  constructor(
-    private readonly events: PolledEvents,
-    private readonly telemetry: ChatTelemetry,
-  ) {}
-
-  next(): Promise<IteratorResult<ChatEvent>> {
-    return this.events.next().then(this.seen);
-  }
-
-  poll(): ChatEvent | undefined {
-    const event = this.events.poll?.();
-    if (event !== undefined) this.telemetry.judged(event);
-    return event;
-  }
-
-  async return(): Promise<IteratorResult<ChatEvent>> {
-    return (await this.events.return?.()) ?? { done: true, value: undefined };
-  }
-
-  [Symbol.asyncIterator](): PolledEvents {
-    return this;
+/** A held attempt's events: the same reads, but only their usage is measured (`ChatTelemetry.judged`). */
+class JudgedEvents extends ObservedEvents {
+  protected override see(event: ChatEvent): void {
+    this.telemetry.judged(event);
   }
 }
 
