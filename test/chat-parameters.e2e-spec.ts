@@ -1160,6 +1160,41 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(api.messages().length).toBe(before);
   });
 
+  it('a schema declaring or requiring a property named __proto__ is a 400 naming response_format and the places, before any claude run', async () => {
+    const marker = 'PROTO-SCHEMA-MARKER';
+    // Answers that meet the schema as written: the validator would refuse every one of them.
+    const meets = () => claudeTextReply(['{"__proto__":"x","city":"Paris"}'], usage);
+    api.scriptFor(marker, [meets(), meets(), meets()]);
+    // Parsed from text: an object literal's `__proto__` key would set its prototype instead.
+    const cases: [string, string][] = [
+      [
+        '{"type":"object","properties":{"__proto__":{"type":"string"},"city":{"type":"string"}},"required":["__proto__","city"],"additionalProperties":false}',
+        '$',
+      ],
+      [
+        '{"$defs":{"inner":{"type":"object","required":["__proto__"]}},"anyOf":[{"$ref":"#/$defs/inner"},{"properties":{"a":{"properties":{"__proto__":{}}}}}]}',
+        '$/$defs.inner, $/anyOf[1].a',
+      ],
+    ];
+    for (const [schema, places] of cases) {
+      const response = await postChatBody(gateway, {
+        model: 'claude-fable-5',
+        messages: [{ role: 'user', content: `Name the largest city of France. ${marker}` }],
+        response_format: { type: 'json_schema', json_schema: { name: 'proto', schema: JSON.parse(schema) as unknown } },
+      });
+      expect([response.status, ((await response.json()) as { error: unknown }).error]).toEqual([
+        400,
+        {
+          message: `response_format.json_schema.schema declares or requires a property named "__proto__", which the gateway cannot check answers for (at ${places}); rename it (docs/chat.md "Structured output")`,
+          type: 'invalid_request_error',
+          code: 'invalid_request',
+          param: 'response_format',
+        },
+      ]);
+    }
+    expect(api.messages(marker)).toHaveLength(0);
+  });
+
   it('a schema over the size bounds is a 400 naming the field and the bound, before any compile or claude run', async () => {
     const before = api.messages().length;
     const validator = gateway.app.get(OutputValidator, { strict: false });

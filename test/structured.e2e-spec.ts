@@ -476,6 +476,37 @@ describe('POST /v1/structured/inference', () => {
       expect(harness.fake.requests()).toHaveLength(0);
     });
 
+    it('refuses a property named __proto__ with invalid_schema naming the place and the fix, before any upstream call', async () => {
+      // Sent as text: an object literal's `__proto__` key would set its prototype instead.
+      const withSchema = (schema: string) =>
+        JSON.stringify(structuredBody({ request_id: 'r-proto', schema: 'SCHEMA' })).replace('"SCHEMA"', schema);
+      const cases: Array<[string, string]> = [
+        [
+          '{"type":"object","additionalProperties":false,"required":["__proto__","headline"],' +
+            '"properties":{"__proto__":{"type":"string"},"headline":{"type":"string"}}}',
+          '$: property "__proto__" is not supported; rename it',
+        ],
+        [
+          '{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":' +
+            '{"type":"object","additionalProperties":false,"required":["__proto__"],"properties":{}}}}',
+          '$.a: property "__proto__" is not supported; rename it',
+        ],
+      ];
+      for (const [schema, detail] of cases) {
+        harness.fake.enqueue(extractionReply('{"__proto__":"x","headline":"h"}'));
+        const answer = await postStructured(harness.gateway, withSchema(schema));
+        expect([answer.status, answer.body]).toEqual([
+          400,
+          {
+            error: { code: 'invalid_schema', message: 'schema uses unsupported constructs', details: [detail] },
+            request_id: 'r-proto',
+            contract_version: '2.0.0',
+          },
+        ]);
+      }
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
     it('answers unsupported_model 404 for provider_b and provider_c ids and unknown ids (item 41)', async () => {
       for (const model of ['gemini-2.5-pro', 'sonnet', 'gpt-6.1-TERRA', 'provider_a/gpt-6.1-terra']) {
         const answer = await postStructured(harness.gateway, structuredBody({ model }));

@@ -2,6 +2,7 @@ import { sha256Hex } from '../common/hashing';
 import { parseJsonObjectOutput } from '../common/json-schema/json-object-output';
 import type { OutputValidator } from '../common/json-schema/output-validator';
 import { findSchemaBoundViolations } from '../common/json-schema/schema-bounds';
+import { findUncheckableProperties, UNCHECKABLE_PROPERTY } from '../common/json-schema/uncheckable-properties';
 import type { ChatEvent } from '../core/chat-event';
 import { isRefusalFinish } from '../core/chat-event';
 import type { ChatMessage } from '../core/chat-message';
@@ -51,7 +52,9 @@ export class JsonAnswer {
    * Why the schema cannot be used, as the 400 to answer before the queue and any upstream call,
    * or undefined. The size bounds (the structured route's: common/json-schema/schema-bounds.ts)
    * come first: they are what keeps a compile, which holds the event loop for a time growing with
-   * the schema, short. Then what Ajv finds wrong with the schema itself, compiling it.
+   * the schema, short. Then a property no answer can be checked for (uncheckable-properties.ts),
+   * which would have every attempt refused. Then what Ajv finds wrong with the schema itself,
+   * compiling it.
    */
   schemaRefusal(): GatewayError | undefined {
     if (this.schemaKey === undefined || this.format.type !== 'json_schema') return undefined;
@@ -62,6 +65,16 @@ export class JsonAnswer {
         param: 'response_format',
         publicMessage: `response_format.json_schema.schema is too large for the gateway to check answers against (${passed.slice(0, 3).join('; ')}${more}); make it smaller (docs/chat.md "Structured output")`,
         // A place nested too deep is named by the schema's own keys.
+        quotesRequest: true,
+      });
+    }
+    const places = findUncheckableProperties(this.format.schema);
+    if (places.length > 0) {
+      const more = places.length > 3 ? `; … and ${places.length - 3} more` : '';
+      return new GatewayError('invalid_request', {
+        param: 'response_format',
+        publicMessage: `response_format.json_schema.schema declares or requires a property named "${UNCHECKABLE_PROPERTY}", which the gateway cannot check answers for (at ${places.slice(0, 3).join(', ')}${more}); rename it (docs/chat.md "Structured output")`,
+        // The places are named by the schema's own keys.
         quotesRequest: true,
       });
     }

@@ -109,6 +109,29 @@ describe('findSchemaViolations', () => {
     ]);
   });
 
+  it('refuses a property named __proto__, declared or required, once per object (the validator cannot check it)', () => {
+    // Parsed from text, as a request body is: a literal's `__proto__` key would set the prototype.
+    const parsed = (text: string) => JSON.parse(text) as Record<string, unknown>;
+    const both = parsed(
+      '{"type":"object","additionalProperties":false,"required":["__proto__","a"],"properties":{"__proto__":{"type":"string"},"a":{"type":"string"}}}',
+    );
+    expect(findSchemaViolations(both)).toEqual(['$: property "__proto__" is not supported; rename it']);
+    const declaredOnly = parsed(
+      '{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"object","additionalProperties":false,"required":[],"properties":{"__proto__":{"type":"string"}}}}}',
+    );
+    expect(findSchemaViolations(declaredOnly)).toEqual(['$.a: property "__proto__" is not supported; rename it']);
+    const requiredOnly = parsed(
+      '{"type":"object","additionalProperties":false,"required":["__proto__","__proto__"],"properties":{}}',
+    );
+    expect(findSchemaViolations(requiredOnly)).toEqual([
+      '$: property "__proto__" is not supported; rename it',
+      '$: "required" lists "__proto__" more than once',
+    ]);
+    // Other names of Object.prototype are ordinary own properties to the validator.
+    expect(
+      findSchemaViolations(strictObject({ constructor: { type: 'string' }, toString: { type: 'string' } })),
+    ).toEqual([]);
+  });
   it('rejects union types and non-string types (behaviour 40)', () => {
     const schema = strictObject({ a: { type: ['string', 'null'] }, b: { type: 7 } });
     expect(findSchemaViolations(schema)).toEqual([

@@ -2,6 +2,11 @@ import canonicalize from 'canonicalize';
 import { isJsonObject } from '../common/json';
 import { findSchemaBoundViolations, SCHEMA_LIMITS } from '../common/json-schema/schema-bounds';
 import { propertyPath, quote } from '../common/json-schema/schema-paths';
+import {
+  namesUncheckableProperty,
+  UNCHECKABLE_PROPERTY,
+  uncheckablePropertyProblem,
+} from '../common/json-schema/uncheckable-properties';
 
 /**
  * The strict JSON-schema subset of structured inference (contract endpoint rules 2–4,
@@ -127,6 +132,9 @@ function walkObject(node: SchemaNode, path: string, depth: number, walk: Walk): 
     Array.isArray(required) && required.every((name) => typeof name === 'string') ? required : undefined;
   if (!requiredNames) out.push(`${path}: "required" must be an array of strings`);
   const declared = properties ? Object.keys(properties).sort() : [];
+  // One entry for the name the validator cannot check, declared or required: renaming it is the fix,
+  // so a mismatch of the two lists over it is not reported on top.
+  if (namesUncheckableProperty(node)) out.push(uncheckablePropertyProblem(path));
   if (requiredNames) {
     const declaredSet = new Set(declared);
     const requiredSet = new Set<string>();
@@ -134,11 +142,13 @@ function walkObject(node: SchemaNode, path: string, depth: number, walk: Walk): 
     for (const name of requiredNames) (requiredSet.has(name) ? repeated : requiredSet).add(name);
     for (const name of [...repeated].sort()) out.push(`${path}: "required" lists ${quote(name)} more than once`);
     for (const name of [...requiredSet].sort()) {
-      if (!declaredSet.has(name)) out.push(`${path}: required property ${quote(name)} is not in "properties"`);
+      if (!declaredSet.has(name) && name !== UNCHECKABLE_PROPERTY)
+        out.push(`${path}: required property ${quote(name)} is not in "properties"`);
     }
     // Strict mode needs every property required; a missing `required` was reported once above.
     for (const name of declared) {
-      if (!requiredSet.has(name)) out.push(`${path}: property ${quote(name)} is missing from "required"`);
+      if (!requiredSet.has(name) && name !== UNCHECKABLE_PROPERTY)
+        out.push(`${path}: property ${quote(name)} is missing from "required"`);
     }
   }
   for (const name of declared) walkNode(properties![name], propertyPath(path, name), depth + 1, walk);

@@ -1,7 +1,7 @@
 import canonicalize from 'canonicalize';
 import { isJsonObject } from '../json';
 import { codePointLength } from '../text';
-import { MAX_SHOWN_NAME_CHARS, propertyPath, quote } from './schema-paths';
+import { keywordPath, propertyPath } from './schema-paths';
 
 /**
  * The size bounds of a client's JSON schema that the gateway compiles into a validator: the
@@ -26,7 +26,7 @@ export const SCHEMA_LIMITS = {
 } as const;
 
 /** Keywords whose value maps names to schemas: such a map is no schema itself, each of its values is one. */
-const SCHEMA_MAPS: ReadonlySet<string> = new Set([
+export const SCHEMA_MAPS: ReadonlySet<string> = new Set([
   'properties',
   'patternProperties',
   '$defs',
@@ -128,10 +128,4 @@ function countEnumValues(values: readonly unknown[], tally: Tally): void {
   tally.enumValues += values.length;
   for (const value of values)
     tally.characters += typeof value === 'string' ? codePointLength(value) : (canonicalize(value) ?? '').length;
-}
-
-const KEYWORD = /^\$?[A-Za-z_][A-Za-z0-9_]*$/;
-
-function keywordPath(parent: string, key: string): string {
-  return KEYWORD.test(key) && key.length <= MAX_SHOWN_NAME_CHARS ? `${parent}/${key}` : `${parent}/${quote(key)}`;
 }

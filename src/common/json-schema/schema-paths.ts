@@ -27,3 +27,10 @@ export function propertyPath(parent: string, name: string): string {
     ? `${parent}.${name}`
     : `${parent}[${quote(name)}]`;
 }
+
+const KEYWORD = /^\$?[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `$/keyword`, or `$/"odd keyword"`: the place of a keyword other than `properties` and `items`. */
+export function keywordPath(parent: string, key: string): string {
+  return KEYWORD.test(key) && key.length <= MAX_SHOWN_NAME_CHARS ? `${parent}/${key}` : `${parent}/${quote(key)}`;
+}

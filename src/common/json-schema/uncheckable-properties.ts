@@ -1,0 +1,59 @@
+import { isJsonObject } from '../json';
+import { SCHEMA_MAPS } from './schema-bounds';
+import { keywordPath, propertyPath } from './schema-paths';
+
+/**
+ * The property name no answer can be checked for. Ajv's compiled validator reads a property by
+ * name from the answer object, and `__proto__` there names the object's prototype, not the key
+ * the model wrote: a declared `__proto__` is dropped from the schema (so with
+ * `"additionalProperties": false` every answer that has it fails), and a required one always
+ * counts as present. A schema naming it is refused before any upstream call, instead of spending
+ * calls on answers that can never pass.
+ */
+export const UNCHECKABLE_PROPERTY = '__proto__';
+
+/** The problem at `path`, an object schema declaring or requiring the property, in `details` style. */
+export const uncheckablePropertyProblem = (path: string) =>
+  `${path}: property "${UNCHECKABLE_PROPERTY}" is not supported; rename it`;
+
+/** Whether an object schema declares (`properties`) or requires (`required`) the property. */
+export function namesUncheckableProperty(node: Record<string, unknown>): boolean {
+  const { properties, required } = node;
+  return (
+    (isJsonObject(properties) && Object.hasOwn(properties, UNCHECKABLE_PROPERTY)) ||
+    (Array.isArray(required) && required.includes(UNCHECKABLE_PROPERTY))
+  );
+}
+
+/** Keywords whose value is data, not schemas: a `properties` key inside one is no declaration. */
+const DATA_KEYWORDS: ReadonlySet<string> = new Set(['enum', 'const', 'default', 'examples']);
+
+/**
+ * The places of every object schema that declares or requires the property, anywhere in a JSON
+ * Schema (under `$defs`, `anyOf` and the like too), in the bounds' path style (`.name`, `[]`,
+ * `/keyword`), keys sorted. Run only on a schema within the size bounds, whose depth they bound.
+ */
+export function findUncheckableProperties(schema: unknown): string[] {
+  const places: string[] = [];
+  visit(schema, '$', places);
+  return places;
+}
+
+function visit(value: unknown, path: string, places: string[]): void {
+  if (Array.isArray(value)) {
+    value.forEach((entry, index) => visit(entry, `${path}[${index}]`, places));
+    return;
+  }
+  if (!isJsonObject(value)) return;
+  if (namesUncheckableProperty(value)) places.push(path);
+  for (const key of Object.keys(value).sort()) {
+    const child = value[key];
+    if (DATA_KEYWORDS.has(key) || typeof child !== 'object' || child === null) continue;
+    if (SCHEMA_MAPS.has(key) && isJsonObject(child)) {
+      const mapPath = key === 'properties' ? path : keywordPath(path, key);
+      for (const name of Object.keys(child).sort()) visit(child[name], propertyPath(mapPath, name), places);
+      continue;
+    }
+    visit(child, key === 'items' && isJsonObject(child) ? `${path}[]` : keywordPath(path, key), places);
+  }
+}
