@@ -43,6 +43,9 @@ function satisfies(name: string, predicate: (value: unknown) => boolean, message
   return ValidateBy({ name, validator: { validate: predicate, defaultMessage: () => message } });
 }
 
+/** The words for a value off its list, naming the ones allowed (as the per-model effort check does). */
+const oneOf = (field: string, allowed: readonly string[]) => `${field} must be one of ${allowed.join(', ')}`;
+
 /** A required string: present, with a non-whitespace character. */
 const HasText = (field: string) => satisfies('hasText', hasText, `${field} is required`);
 
@@ -96,8 +99,10 @@ class StructuredEnvelopeBounds {
   input?: string;
 
   @IsOptional() @Min(0, { message: 'deadline_ms must be a non-negative integer' }) deadline_ms?: number;
-  @IsOptional() @IsIn(REASONING_EFFORTS, { message: 'reasoning_effort is not supported' }) reasoning_effort?: string;
-  @IsOptional() @IsIn(VERBOSITIES, { message: 'verbosity is not supported' }) verbosity?: string;
+  @IsOptional()
+  @IsIn(REASONING_EFFORTS, { message: oneOf('reasoning_effort', REASONING_EFFORTS) })
+  reasoning_effort?: string;
+  @IsOptional() @IsIn(VERBOSITIES, { message: oneOf('verbosity', VERBOSITIES) }) verbosity?: string;
 }
 
 const FIRST_FAILURE: ValidatorOptions = {
