@@ -7,6 +7,8 @@ import { startGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
 import {
   CHUNKED_UPLOAD_LIMIT,
+  exchangeUntilClosed,
+  parseRawAnswers,
   postHalfABody,
   rawRequest,
   sendChunkedUntilAnswered,
@@ -272,6 +274,39 @@ describe('POST /v1/structured/inference', () => {
       expect(harness.fake.requests()).toHaveLength(0);
     });
 
+    it('refuses a body of another Content-Type without reading it: no 100 Continue, a 400 in the structured shape, the connection closed, recorded', async () => {
+      const failures = () =>
+        metricValue(harness.gateway, 'gateway_chat_api_structured_failures_total', { code: 'invalid_request' });
+      const before = await failures();
+      const body = JSON.stringify(structuredBody({ request_id: 'r-plain' }));
+      const head = (extra: string) =>
+        `POST ${STRUCTURED_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: keep-alive\r\n${extra}\r\n`;
+      const port = Number(new URL(harness.gateway.url).port);
+      // A client that waits to be invited sends nothing more; one that does not sends its body at once.
+      for (const bytes of [head('Expect: 100-continue\r\n'), `${head('')}${body}`]) {
+        const { received, closed } = await exchangeUntilClosed(port, Buffer.from(bytes));
+        expect(received.toString('latin1')).toMatch(/^HTTP\/1\.1 400 /);
+        const [answer] = parseRawAnswers(received);
+        expect(answer.headers.connection).toBe('close');
+        // The body was not read, so its request_id is not echoed.
+        expect(JSON.parse(answer.body)).toEqual({
+          error: {
+            code: 'invalid_request',
+            message: 'Content-Type must be application/json (the body was sent as another type, so it was not read)',
+          },
+          contract_version: '2.0.0',
+        });
+        expect(closed).toBe(true);
+      }
+      expect(await failures()).toBe(before + 2);
+      expect(harness.gateway.logs.records('structured_failure').at(-1)).toMatchObject({
+        code: 'invalid_request',
+        status: 400,
+      });
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
     it('rejects bad bodies as invalid_request in the structured shape', async () => {
       const notJson = await postStructured(harness.gateway, '{"request_id": "r-bad",');
       expect([notJson.status, notJson.error?.code, notJson.error?.message]).toEqual([
@@ -297,7 +332,7 @@ describe('POST /v1/structured/inference', () => {
       expect([plain.status, plain.error?.code, plain.error?.message]).toEqual([
         400,
         'invalid_request',
-        'Content-Type must be application/json',
+        'Content-Type must be application/json (the body was sent as another type, so it was not read)',
       ]);
       const huge = await postStructured(
         harness.gateway,
@@ -720,6 +755,30 @@ describe('structured inference settings', () => {
       ).toHaveLength(2);
       expect(logs.records().filter((record) => (record.level as number) >= 50)).toEqual([]);
       expect((await fetch(`${harness.gateway.url}/health/ready`)).status).toBe(503);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('answers a body of another Content-Type that arrives while draining with 503, unread, as draining comes first (docs/design/behaviours.md §6.1)', async () => {
+    const harness = await startStructured();
+    try {
+      harness.gateway.app.get(DrainService).startDraining();
+      const { received, closed } = await exchangeUntilClosed(
+        Number(new URL(harness.gateway.url).port),
+        Buffer.from(
+          `POST ${STRUCTURED_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n` +
+            'Expect: 100-continue\r\n\r\n',
+        ),
+      );
+      expect(received.toString('latin1')).toMatch(/^HTTP\/1\.1 503 /);
+      const [answer] = parseRawAnswers(received);
+      expect([answer.headers['retry-after'], answer.headers.connection, closed]).toEqual(['5', 'close', true]);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: { code: 'unavailable', message: 'the gateway is shutting down; retry on another instance' },
+        contract_version: '2.0.0',
+      });
+      expect(harness.gateway.logs.records('structured_failure').map((record) => record.code)).toEqual(['unavailable']);
     } finally {
       await harness.close();
     }

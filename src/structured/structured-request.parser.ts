@@ -146,7 +146,8 @@ function fill<T extends object>(target: T, source: Record<string, unknown>): T {
  * often send it for optional fields). Values are kept exactly as sent: no trimming.
  */
 export function parseStructuredRequest(isJson: boolean, body: unknown): StructuredEnvelope {
-  // Step 3: a JSON object body (size and syntax errors were deferred by the body middleware).
+  // Step 3: a JSON object body (size and syntax errors were deferred by the body middleware, which
+  // refused a body of another type before reading it; here only a request without a body is left).
   if (!isJson) throw invalid('Content-Type must be application/json');
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid(BODY_NOT_AN_OBJECT);
   const fields = body as Record<string, unknown>;

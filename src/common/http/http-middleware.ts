@@ -165,11 +165,17 @@ export function jsonBodyMiddleware(
         } catch (parseError) {
           error = parseError;
         }
-      } else if (!error && !options.deferErrors && hasBody(request)) {
+      } else if (!error && hasBody(request)) {
         // body-parser leaves a body of another type unread; without this it would read as no body
-        // at all. The connection closes after the answer rather than read the rest.
+        // at all. It is answered now, before a byte of it is read (no `100 Continue` either), and
+        // the connection closes after the answer rather than read the rest. A route that defers
+        // body errors does so to keep draining ahead of them (docs/design/behaviours.md §6.1), so
+        // a request that arrived while draining gets that answer instead; deferring this one too
+        // would have the body read (the cap counts it as it arrives) only to refuse it.
         closeConnectionAfterAnswer(response);
-        error = notJsonContentType();
+        const draining = options.deferErrors && arrivedWhileDraining(request);
+        answer(request, response, draining ? new GatewayError('draining') : notJsonContentType());
+        return;
       }
       // V8's JSON.parse is iterative, so any depth parses; everything after it may recurse.
       error ??= exceedsJsonDepth(request.body) ? tooDeep() : undefined;
