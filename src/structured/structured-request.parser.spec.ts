@@ -96,9 +96,9 @@ describe('parseStructuredRequest', () => {
     expectInvalid({ ...valid, deadline_ms: -1, reasoning_effort: 'max' }, 'deadline_ms must be a non-negative integer');
     expectInvalid(
       { ...valid, reasoning_effort: 'max', verbosity: 'loud' },
-      'reasoning_effort must be one of none, minimal, low, medium, high, xhigh',
+      'reasoning_effort is not supported; use one of none, minimal, low, medium, high, xhigh',
     );
-    expectInvalid({ ...valid, verbosity: 'loud', schema: undefined }, 'verbosity must be one of low, medium, high');
+    expectInvalid({ ...valid, verbosity: 'loud', schema: undefined }, 'verbosity is not supported; use one of low, medium, high');
     expectInvalid({ ...valid, schema: undefined }, 'schema is required');
   });
 
@@ -123,7 +123,7 @@ describe('parseStructuredRequest', () => {
     for (const effort of ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])
       parseStructuredRequest(true, { ...valid, reasoning_effort: effort });
     for (const verbosity of ['low', 'medium', 'high']) parseStructuredRequest(true, { ...valid, verbosity });
-    expectInvalid({ ...valid, verbosity: 'Low' }, 'verbosity must be one of low, medium, high');
+    expectInvalid({ ...valid, verbosity: 'Low' }, 'verbosity is not supported; use one of low, medium, high');
   });
 
   it('rejects a schema that is not an object as invalid_schema', () => {

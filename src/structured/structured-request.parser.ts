@@ -43,8 +43,9 @@ function satisfies(name: string, predicate: (value: unknown) => boolean, message
   return ValidateBy({ name, validator: { validate: predicate, defaultMessage: () => message } });
 }
 
-/** The words for a value off its list, naming the ones allowed (as the per-model effort check does). */
-const oneOf = (field: string, allowed: readonly string[]) => `${field} must be one of ${allowed.join(', ')}`;
+/** The contract's words for a value off its list, then the values allowed (the fix). */
+const oneOf = (field: string, allowed: readonly string[]) =>
+  `${field} is not supported; use one of ${allowed.join(', ')}`;
 
 /** A required string: present, with a non-whitespace character. */
 const HasText = (field: string) => satisfies('hasText', hasText, `${field} is required`);
