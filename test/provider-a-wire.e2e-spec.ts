@@ -82,6 +82,54 @@ describe('PROVIDER_A_WIRE forces one request shape', () => {
     expect(fake().requests()[0].violation).toMatch(/not supported for model 'gpt-5.5'/);
   });
 
+  describe('a tool whose type is null or not a string is a function tool, as the body rules read it', () => {
+    const PARAMETERS = { type: 'object', properties: {} };
+    /** The client's function tools in the body the backend got, in either request shape. */
+    const functionTools = (body: Json): Json[] => {
+      if (Array.isArray(body.tools)) return body.tools as Json[];
+      const item = (body.input as Json[]).find((entry) => entry.type === 'additional_tools');
+      return (item?.tools as Json[] | undefined)?.find((entry) => entry.name === 'functions')?.tools ?? [];
+    };
+
+    it.each([
+      ['gpt-5.6-sol', null],
+      ['gpt-5.6-sol', 5],
+      ['gpt-5.5', null],
+      ['gpt-5.5', false],
+    ])(
+      'on %s with type %p reaches the backend as a function tool, the forced tool_choice with it',
+      async (model, type) => {
+        gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+        fake().enqueue(textReply('ok'));
+        const response = await postChatBody(gateway, {
+          model,
+          tools: [{ type, function: { name: 'read_file', parameters: PARAMETERS } }],
+          tool_choice: { type: 'function', function: { name: 'read_file' } },
+          messages: [{ role: 'user', content: 'x' }],
+        });
+        expect(response.status).toBe(200);
+        const [request] = fake().requests();
+        expect(request.violation).toBeUndefined();
+        expect(functionTools(request.body!)).toEqual([{ type: 'function', name: 'read_file', parameters: PARAMETERS }]);
+        expect(request.body!.tool_choice).toEqual({ type: 'function', name: 'read_file' });
+      },
+    );
+
+    it('flat, with type null, on a lite model is sent with type "function"', async () => {
+      gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+      fake().enqueue(textReply('ok'));
+      const response = await postChatBody(gateway, {
+        model: 'gpt-5.6-sol',
+        tools: [{ type: null, name: 'read_file' }],
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      expect(response.status).toBe(200);
+      expect(functionTools(fake().requests()[0].body!)).toEqual([
+        { type: 'function', name: 'read_file', parameters: PARAMETERS },
+      ]);
+    });
+  });
+
   describe("a client's hosted tool (web_search…)", () => {
     const HOSTED = [...TOOLS, { type: 'web_search' }];
     const ask = (model: string, extra: Json = {}) =>

@@ -10,10 +10,12 @@ import {
   partTypeName,
   readHistoryToolCall,
   textOfPart,
+  toolSource,
   unsupportedPartFix,
 } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import type { ResolvedModel } from '../../core/resolved-model';
+import { clientExecutedTool } from '../shared/hosted-tools';
 import { dataImageUrl, inlineImageFault, inlineImageOf } from '../shared/inline-image';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
@@ -299,9 +301,6 @@ export function pairCallsWithOutputs(input: readonly JsonObject[]): PairedInput 
 
 const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 
-/** Function and custom tools are ours to reshape; any other type (web_search…) is the backend's. */
-const isOwnType = (type: unknown) => type === undefined || type === '' || type === 'function' || type === 'custom';
-
 /**
  * Client tools → Responses tools (docs/upstream/provider-a.md §7.5): nested function/custom definitions are
  * flattened (a function without parameters gets an empty object schema); flat ones keep their
@@ -309,6 +308,9 @@ const isOwnType = (type: unknown) => type === undefined || type === '' || type =
  * every family, and the backend refuses a tool without one) and, for a function without
  * parameters, with the same empty schema; nameless function/custom entries are dropped, and
  * other types (web_search…) pass unchanged whether or not they carry a name. Order is kept.
+ * Which entries are function or custom tools is read as the body rules and the hosted-tool
+ * checks read it (`toolSource`: a missing, `null`, empty or non-string type is `function`), so
+ * an entry those let through as a function tool is never sent as a hosted one.
  * `normalized` is the same list as the chat parser read it (in order, nameless entries left
  * out), so each definition's reading is the next one whose `raw` is that definition.
  */
@@ -318,7 +320,7 @@ export function responsesTools(tools: readonly ToolDefinition[], normalized: rea
   for (const raw of tools) {
     const tool = normalized[next]?.raw === raw ? normalized[next++] : undefined;
     if (!isJsonObject(raw)) continue;
-    if (!isOwnType(raw.type)) {
+    if (!clientExecutedTool(tool?.type ?? toolSource(raw).type)) {
       result.push({ ...raw });
       continue;
     }

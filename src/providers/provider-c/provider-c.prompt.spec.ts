@@ -233,4 +233,14 @@ describe(renderToolsJson.name, () => {
     );
     expect(json).toBe(`[{"name":"f","type":"function","description":"d","parameters":${JSON.stringify(schema)}}]`);
   });
+
+  it('renders a tool whose type is null or not a string as a function tool, as the body rules read it', () => {
+    const json = renderToolsJson(
+      normalizeTools([
+        { type: null, function: { name: 'nested_null' } },
+        { type: 5, name: 'flat_number' },
+      ]),
+    );
+    expect(json).toBe('[{"name":"nested_null","type":"function"},{"name":"flat_number","type":"function"}]');
+  });
 });
