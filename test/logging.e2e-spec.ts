@@ -231,9 +231,58 @@ describe('log records', () => {
     });
   });
 
+  describe('a key pasted into model is logged redacted, on every line of the request', () => {
+    const KEYS = [
+      ['an API key', 'sk-proj-PASTEDKEY0a1b2c3d4e5f6g7h8i9j0', 'PASTEDKEY'],
+      ['a JWT', 'eyJhbGciOiJIUzI1NiJ9.eyJQQVNURURKV1QiOjF9.PASTEDJWTsig_x', 'PASTEDJWT'],
+    ] as const;
+    const structured = (model: string) =>
+      rawRequest(`${gateway.url}${STRUCTURED_PATH}`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json' },
+        body: JSON.stringify(structuredBody({ model })),
+      });
+
+    it.each(KEYS)('%s, through chat and structured', async (_case, key, marker) => {
+      let statuses: number[] = [];
+      const records = await recordsOf(async () => {
+        statuses = [(await chat(key)).status, (await structured(key)).status];
+      });
+      expect(statuses).toEqual([404, 404]);
+      // Positive control: both routes wrote their line, naming the model field.
+      expect(records.find((record) => record.event === 'chat_completion')?.model).toBe('[redacted]');
+      expect(records.find((record) => record.event === 'structured_failure')?.model).toBe('[redacted]');
+      for (const record of records) expect(JSON.stringify(record)).not.toContain(marker);
+      expect(JSON.stringify(records)).not.toContain(key.slice(0, 12));
+    });
+
+    it("in a passthrough id, which the backend refuses by name: the family prefix and the message's words stay", async () => {
+      fake().enqueue({ frames: [], reject: { status: 404, body: { detail: 'Model not found' } } });
+      let answer!: Awaited<ReturnType<typeof rawRequest>>;
+      const records = await recordsOf(async () => {
+        answer = await chat(`provider_a/${KEYS[0][1]}`);
+      });
+      // The client is told which model was refused, in its own words.
+      expect(answer.status).toBe(404);
+      expect(answer.body.toString()).toContain(KEYS[0][1]);
+      expect(records.find((record) => record.event === 'chat_completion')).toMatchObject({
+        model: 'provider_a/[redacted]',
+        error_message: expect.stringMatching(/^model "\[redacted\]": the upstream does not know this model/),
+      });
+      expect(JSON.stringify(records)).not.toContain('PASTEDKEY');
+    });
+
+    it('leaves a served id as sent', async () => {
+      fake().enqueue({ frames: [created(), textDelta('ok'), completed()] });
+      const records = await recordsOf(() => chat('gpt-5.6-sol'));
+      expect(records.find((record) => record.event === 'chat_completion')?.model).toBe('gpt-5.6-sol');
+    });
+  });
+
   it('cuts a 10 000-character identifier to its first 128 characters', async () => {
-    const records = await recordsOf(() => chat('m'.repeat(10_000)));
-    expect(records.find((record) => record.event === 'chat_completion')?.model).toBe('m'.repeat(128));
+    // Dotted: an unbroken run of 40 letters or digits is redacted as a key would be.
+    const records = await recordsOf(() => chat('m.'.repeat(5_000)));
+    expect(records.find((record) => record.event === 'chat_completion')?.model).toBe('m.'.repeat(64));
   });
 
   it('cannot be forged through the request path', async () => {

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { clientErrorLogFields } from '../common/errors/error-writer';
 import { OutputValidator } from '../common/json-schema/output-validator';
-import { sanitizeIdentifier } from '../common/logging/request-log';
+import { loggedModelId, redactSecrets } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { ChatEvent, PolledEvents, UsageEvent } from '../core/chat-event';
@@ -628,16 +628,20 @@ class ChatTelemetry {
       durationSeconds: durationMs / 1000,
     });
     const { failure } = fields;
+    // A catalog id is one the gateway serves; any other id the client wrote may hold a pasted key,
+    // which a refusal's message may name too (`model "…": the upstream does not know this model`).
+    const knownModel = this.model?.catalogId != null;
     const record = {
       event: 'chat_completion',
       provider: this.model?.provider ?? 'none',
-      model: sanitizeIdentifier(this.request.requestedModel),
+      model: loggedModelId(this.request.requestedModel, knownModel),
       stream: this.request.stream,
       status: fields.status,
       finish_reason: fields.finishReason,
       error_code: failure?.code ?? fields.errorCode,
       param: fields.param,
-      error_message: fields.error_message,
+      error_message:
+        knownModel || fields.error_message === undefined ? fields.error_message : redactSecrets(fields.error_message),
       ...(failure ? failureLogFields(failure) : undefined),
       err: fields.err,
       tool_calls: fields.toolCalls ?? 0,

@@ -1,5 +1,5 @@
 import { callerHash } from '../common/auth/bearer-auth.guard';
-import { sanitizeIdentifier } from '../common/logging/request-log';
+import { loggedModelId, sanitizeIdentifier } from '../common/logging/request-log';
 import { clientErrorLogFields } from '../common/errors/error-writer';
 import { answerLogLevel } from '../core/error-codes';
 import type { EventLogger } from '../core/event-logger';
@@ -92,7 +92,8 @@ export class StructuredTelemetry {
       event,
       request_id: sanitizeIdentifier(typeof requestId === 'string' ? requestId : ''),
       caller_hash: callerHash(caller),
-      model: sanitizeIdentifier(typeof model === 'string' ? model : ''),
+      // The allowlisted id is one the gateway serves; any other may hold a key pasted as the model.
+      model: loggedModelId(typeof model === 'string' ? model : '', model === this.subject.modelLabel),
       operation: sanitizeIdentifier(typeof operation === 'string' ? operation : ''),
       latency_ms: this.latencyMs,
     };

@@ -5,6 +5,7 @@ import pino from 'pino';
 import type { ErrorCode } from '../../core/error-codes';
 import {
   arrivalOf,
+  loggedModelId,
   MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH,
   noteAnsweredError,
   requestLoggerOf,
@@ -223,6 +224,33 @@ describe(sanitizeIdentifier.name, () => {
   it('renders absent values as an empty string and leaves clean values alone', () => {
     expect(sanitizeIdentifier(undefined)).toBe('');
     expect(sanitizeIdentifier('golden-req-0001')).toBe('golden-req-0001');
+  });
+});
+
+describe(loggedModelId.name, () => {
+  const KEY = 'sk-proj-AbC123dEf456GhI789jKl';
+  const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+
+  it('redacts a key or token pasted as an unknown model id, keeping what is around it', () => {
+    expect(loggedModelId(KEY, false)).toBe('[redacted]');
+    expect(loggedModelId(JWT, false)).toBe('[redacted]');
+    expect(loggedModelId(`provider_a/${KEY}`, false)).toBe('provider_a/[redacted]');
+    expect(loggedModelId(`Bearer ${KEY}`, false)).toBe('[redacted]');
+  });
+
+  it('redacts a key at the start of an id longer than a line keeps, and one in a value that is not a string', () => {
+    expect(loggedModelId(`${JWT}${'x'.repeat(10_000)}`, false)).toBe('[redacted]');
+    expect(loggedModelId([KEY], false)).toBe('[redacted]');
+  });
+
+  it('keeps an ordinary unknown id, with the identifier rule applied', () => {
+    expect(loggedModelId('gpt-9-turbo\n{"level":60}', false)).toBe('gpt-9-turbo {"level":60}');
+    expect(loggedModelId('provider_b/gemini-2.5-flash', false)).toBe('provider_b/gemini-2.5-flash');
+    expect(loggedModelId(undefined, false)).toBe('');
+  });
+
+  it('leaves a known id to the identifier rule alone', () => {
+    expect(loggedModelId('gpt-5.6-sol', true)).toBe('gpt-5.6-sol');
   });
 });
 

@@ -266,9 +266,29 @@ export function oneLogLine(value: unknown, maxCodePoints: number): string {
   return codePoints.length <= maxCodePoints ? replaced : codePoints.slice(0, maxCodePoints).join('');
 }
 
+/**
+ * How much of a client's model id the redactor reads: far more than the 128 code points a line
+ * keeps, so a key is redacted whole, and a bound, so an id of any size costs the same.
+ */
+const MAX_REDACTED_MODEL_ID_LENGTH = 1024;
+
+/**
+ * A model id the client sent, fit for a log line (`chat_completion`, the structured lines): the
+ * identifier rule, with every key, token and e-mail address in it replaced by `[redacted]`
+ * (redactSecrets), since a client's API key pasted into its model setting arrives there. `known`:
+ * the id is one the gateway serves, which holds no secret, so the redactor is skipped and a
+ * served turn pays nothing for it. Any value that is not a string is read as its text.
+ */
+export function loggedModelId(value: unknown, known: boolean): string {
+  if (known || value === undefined || value === null) return sanitizeIdentifier(value);
+  const text = typeof value === 'string' ? value : String(value);
+  return sanitizeIdentifier(redactSecrets(text.slice(0, MAX_REDACTED_MODEL_ID_LENGTH)));
+}
+
 /** The longest upstream error message a log line carries. */
 export const MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH = 200;
-// Secrets and personal data an upstream may quote back: bearer tokens, JWTs, API keys, e-mails.
+// Secrets and personal data an upstream may quote back, or a client paste in the wrong field:
+// bearer tokens, JWTs, API keys, e-mails.
 const SECRET_PATTERNS = [
   /\bBearer\s+\S+/gi,
   /\beyJ[\w-]+\.[\w-]+\.[\w-]*/g,
@@ -276,6 +296,16 @@ const SECRET_PATTERNS = [
   /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g,
   /\b[A-Za-z0-9_-]{40,}\b/g,
 ];
+
+/**
+ * `text` with every bearer value, JWT, API key, e-mail address and long unbroken token in it
+ * replaced by `[redacted]`: for text that may hold what a client or an upstream should not have
+ * put there. Runs only where it is called, never on every line.
+ */
+export function redactSecrets(text: string): string {
+  for (const pattern of SECRET_PATTERNS) text = text.replace(pattern, '[redacted]');
+  return text;
+}
 
 /**
  * An upstream's error message fit for a log line: the query and fragment of every URL replaced by
@@ -287,9 +317,9 @@ const SECRET_PATTERNS = [
  */
 export function sanitizeUpstreamMessage(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  let text = replaceQuotedSpans(value.replace(/\S+/g, withoutUrlQuery));
-  for (const pattern of SECRET_PATTERNS) text = text.replace(pattern, '[redacted]');
-  text = text.replace(CONTROL_CHARACTERS, ' ').trim();
+  const text = redactSecrets(replaceQuotedSpans(value.replace(/\S+/g, withoutUrlQuery)))
+    .replace(CONTROL_CHARACTERS, ' ')
+    .trim();
   if (text === '') return undefined;
   const codePoints = Array.from(text);
   return codePoints.length <= MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH
