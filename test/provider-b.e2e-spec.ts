@@ -314,6 +314,62 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
+  describe('an empty functionCall (no name, no args) is dropped, as the contract drops empty tool deltas (docs/chat.md "Tool calls")', () => {
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      },
+    ];
+    const answer = (parts: object[], finishReason?: string) => ({
+      response: { candidates: [{ content: { role: 'model', parts }, ...(finishReason ? { finishReason } : {}) }] },
+    });
+    const beside = [{ functionCall: { name: 'read_file', args: { path: 'a' } } }, { functionCall: {} }];
+    const readFile = { type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } };
+    const emptyLines = () => gateway.logs.records().filter((record) => record.event === 'tool_call_empty');
+
+    it('writes the valid call beside it as the only tool frame, index 0, and finishes tool_calls', async () => {
+      const before = emptyLines().length;
+      fake.enqueue('streamGenerateContent', { frames: [{ json: answer(beside) }, { json: finishFrame() }] });
+      const result = await streamChat(gateway, { tools });
+      expect(result.status).toBe(200);
+      expect(result.done).toBe(true);
+      expect(JSON.stringify(result.chunks)).not.toContain('[error:');
+      const calls = deltas(result.chunks).flatMap((delta) => delta.tool_calls ?? []);
+      expect(calls).toEqual([{ index: 0, id: expect.any(String), ...readFile }]);
+      expect(result.chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+      expect(emptyLines().slice(before)).toEqual([
+        expect.objectContaining({ level: 30, event: 'tool_call_empty', provider: 'provider_b', index: 1 }),
+      ]);
+    });
+
+    it('answers non-streaming with the valid call alone and finish tool_calls, not a 502', async () => {
+      fake.enqueue('generateContent', { body: answer(beside, 'STOP') });
+      const response = await postChat(gateway, { tools });
+      expect(response.status).toBe(200);
+      const choice = ((await response.json()) as any).choices[0];
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message.content).toBeNull();
+      expect(choice.message.tool_calls).toEqual([{ id: expect.any(String), ...readFile }]);
+    });
+
+    it('answers a turn of only empty calls as an empty message that stops, streamed and not', async () => {
+      fake.enqueue('streamGenerateContent', {
+        frames: [{ json: answer([{ functionCall: {} }]) }, { json: finishFrame() }],
+      });
+      const result = await streamChat(gateway, { tools });
+      expect(result.done).toBe(true);
+      expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, {}]);
+      expect(result.chunks.at(-1).choices[0].finish_reason).toBe('stop');
+      fake.enqueue('generateContent', { body: answer([{ functionCall: {} }], 'STOP') });
+      const response = await postChat(gateway, { tools });
+      expect(response.status).toBe(200);
+      const choice = ((await response.json()) as any).choices[0];
+      expect(choice).toMatchObject({ finish_reason: 'stop', message: { role: 'assistant', content: '' } });
+      expect(choice.message).not.toHaveProperty('tool_calls');
+    });
+  });
+
   it('returns a custom tool call as a function call whose arguments are the raw patch (docs/upstream/provider-b.md §13.14)', async () => {
     const patch = '*** Begin Patch\n*** Add File: x.txt\n+hi\n*** End Patch';
     fake.enqueue('streamGenerateContent', {

@@ -534,6 +534,32 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
+      'an empty block, or one whose object has neither name nor arguments, beside a valid one is dropped: the valid call alone at index 0, finish tool_calls, streamed and not',
+      async () => {
+        for (const empty of ['```agent_tool_call\n\n```', '```agent_tool_call\n{}\n```']) {
+          const reply = `${empty}\n${fenceText('ls', {})}`;
+          const streamedScript = scripted([textReply(reply)]);
+          const streamed = await streamChat(gateway, { messages: streamedScript.messages, tools: [LS] });
+          expect(streamed.status).toBe(200);
+          expect(toolFrames(streamed)).toEqual([
+            { index: 0, id: expect.any(String), type: 'function', function: { name: 'ls', arguments: '{}' } },
+          ]);
+          expect(finishReason(streamed)).toBe('tool_calls');
+          expect(streamed.done).toBe(true);
+          expect(recordsOf(streamed.headers, 'tool_call_empty')).toEqual([
+            expect.objectContaining({ level: 30, provider: 'provider_c', index: 0 }),
+          ]);
+          const wholeScript = scripted([textReply(reply)]);
+          const whole = await postChat(gateway, { messages: wholeScript.messages, tools: [LS] });
+          expect(whole.status).toBe(200);
+          const choice = ((await whole.json()) as any).choices[0];
+          expect(choice.finish_reason).toBe('tool_calls');
+          expect(choice.message.tool_calls.map((call: any) => call.function.name)).toEqual(['ls']);
+        }
+      },
+    );
+
+    it.concurrent(
       'tool_choice none: no protocol in the prompt, and a block the model writes anyway is dropped, never text or a call',
       async () => {
         const reply = () =>

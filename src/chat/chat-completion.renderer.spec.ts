@@ -301,13 +301,13 @@ describe(ToolCallCollector.name, () => {
   it('fails the turn on a call with unparsable JSON next to a valid one, naming the first invalid call', () => {
     const invalid: unknown[] = [];
     const collector = new ToolCallCollector('r', 'function', {
-      info: (fields) => invalid.push([fields.event, fields.index, fields.reason]),
+      logger: { info: (fields) => invalid.push([fields.event, fields.index, fields.reason]) },
     });
     expect(collector.failure).toBeUndefined();
     collector.add({ id: 'y', name: 'good', kind: 'function', arguments: '{"a":1}' });
     expect(collector.failure).toBeUndefined();
     collector.add({ id: 'x', name: 'bad', kind: 'function', arguments: '{"a":' });
-    collector.add({ id: 'z', name: '  ', kind: 'function', arguments: '{}' });
+    collector.add({ id: 'z', name: '  ', kind: 'function', arguments: '{"a":2}' });
     expect(collector.failure).toMatchObject({
       code: 'invalid_tool_call',
       detail: 'tool call at index 1: invalid_json_arguments',
@@ -353,24 +353,90 @@ describe(ToolCallCollector.name, () => {
   });
 
   it('with parallel_tool_calls false checks only the first call, the one passed on', () => {
-    const firstOnly = new ToolCallCollector('r', 'function', undefined, true);
+    const firstOnly = new ToolCallCollector('r', 'function', { firstCallOnly: true });
     firstOnly.add({ id: 'a', name: 'ls', kind: 'function', arguments: '{}' });
     firstOnly.add({ id: 'b', name: 'ls', kind: 'function', arguments: '[1]' });
     expect(firstOnly.failure).toBeUndefined();
     expect(firstOnly.valid).toHaveLength(1);
 
-    const badFirst = new ToolCallCollector('r', 'function', undefined, true);
+    const badFirst = new ToolCallCollector('r', 'function', { firstCallOnly: true });
     badFirst.add({ id: 'a', name: 'ls', kind: 'function', arguments: '[1]' });
     badFirst.add({ id: 'b', name: 'ls', kind: 'function', arguments: '{}' });
     expect(badFirst.failure?.code).toBe('invalid_tool_call');
   });
 
-  it('rejects an empty name and ignores a repeated id', () => {
+  it('ignores a repeated id', () => {
     const collector = new ToolCallCollector('r', 'function');
-    collector.add({ id: 'a', name: ' ', kind: 'function', arguments: '{}' });
     collector.add({ id: 'b', name: 'ls', kind: 'function', arguments: '{}' });
     collector.add({ id: 'b', name: 'ls', kind: 'function', arguments: '{}' });
     expect(collector.valid).toHaveLength(1);
+    expect(collector.failure).toBeUndefined();
+  });
+
+  it('drops an empty call (no name, no arguments) next to a valid one: one call at index 0, the turn finishes tool_calls', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = { info: (fields: Record<string, unknown>) => lines.push(fields) };
+    const collector = new ToolCallCollector('r', 'function', { logger, provider: 'provider_b' });
+    collector.add({ id: 'e0', name: '', kind: 'function', arguments: '{}' });
+    collector.add({ id: 'g', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' });
+    collector.add({ id: 'e1', name: ' ', kind: 'function', arguments: ' { } ' });
+    collector.add({ name: '', kind: 'function' });
+    collector.add({ id: 'e3', name: '', kind: 'function', arguments: '' });
+    collector.add({ id: 'e4', name: '', kind: 'custom', input: '' });
+    expect(collector.failure).toBeUndefined();
+    expect(collector.valid).toEqual([
+      { index: 0, id: 'g', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } },
+    ]);
+    // One line per dropped call: its place among the calls the upstream sent, the family, nothing of its content.
+    expect(lines).toEqual(
+      [0, 2, 3, 4, 5].map((index) => ({ event: 'tool_call_empty', provider: 'provider_b', index })),
+    );
+
+    const { data, chunks } = await serve([
+      { type: 'tool-call', call: { id: 'g', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } },
+      { type: 'tool-call', call: { id: 'e', name: '', kind: 'function', arguments: '{}' } },
+      { type: 'tool-call', call: { id: 'h', name: 'ls', kind: 'function', arguments: '{}' } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? []);
+    expect(calls.map((call: { index: number; id: string }) => [call.index, call.id])).toEqual([
+      [0, 'g'],
+      [1, 'h'],
+    ]);
+    expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(data.at(-1)).toBe('[DONE]');
+  });
+
+  it('ends a turn whose only calls were empty as the upstream ended it: an empty answer that stops', async () => {
+    const events: ChatEvent[] = [
+      { type: 'tool-call', call: { name: '', kind: 'function', arguments: '{}' } },
+      { type: 'finish', reason: 'stop' },
+    ];
+    const { chunks, outcome } = await serve(events);
+    expect(chunks.map((chunk) => chunk.choices[0])).toEqual([
+      { index: 0, delta: { role: 'assistant' }, finish_reason: null },
+      { index: 0, delta: {}, finish_reason: 'stop' },
+    ]);
+    expect(outcome).toMatchObject({ finishReason: 'stop', toolCalls: 0 });
+    const { body } = await run(events);
+    expect(body.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop', logprobs: null },
+    ]);
+  });
+
+  it('still fails the turn on a call with arguments but no name', () => {
+    const collector = new ToolCallCollector('r', 'function');
+    collector.add({ id: 'g', name: 'ls', kind: 'function', arguments: '{}' });
+    collector.add({ id: 'a', name: ' ', kind: 'function', arguments: '{"path":"a"}' });
+    expect(collector.valid).toHaveLength(1);
+    expect(collector.failure).toMatchObject({
+      code: 'invalid_tool_call',
+      detail: 'tool call at index 1: empty_name',
+      publicMessage: expect.stringContaining('the tool call at index 1 has no tool name'),
+    });
+    const custom = new ToolCallCollector('r', 'function');
+    custom.add({ id: 'c', name: '', kind: 'custom', input: '*** Begin Patch' });
+    expect(custom.failure?.detail).toBe('tool call at index 0: empty_name');
   });
 
   it('renders custom calls as function calls on the default wire and as custom on the custom wire', () => {

@@ -3,6 +3,8 @@ import type { SseWriter } from '../common/sse/sse-writer';
 import type { ChatEvent, FinishReason, PolledEvents, UsageEvent } from '../core/chat-event';
 import type { CustomToolWire } from '../config/app-config';
 import type { ToolCallEvent } from '../core/chat-event';
+import { isEmptyToolCall } from '../core/chat-event';
+import type { ProviderId } from '../core/provider-id';
 import type { EventLogger } from '../core/event-logger';
 import { clientLeft, GatewayError } from '../core/gateway.error';
 import { streamErrorContent } from '../common/errors/error-writer';
@@ -35,7 +37,8 @@ export type InvalidReason = 'empty_name' | 'invalid_json_arguments' | 'non_objec
  * Why this call is invalid (a blank name; function arguments that are not JSON, or JSON but not an
  * object: OpenAI clients parse them as one, and a family whose upstream takes a call's arguments
  * only as an object refuses anything else in the history; blank arguments are `{}`), or undefined
- * when it is valid. A custom call's input is free text.
+ * when it is valid. A custom call's input is free text. An empty call (`isEmptyToolCall`) reads as
+ * `empty_name` here, so it meets no `tool_choice`; the collector drops it before asking.
  */
 export function toolCallProblem(call: ToolCallEvent): InvalidReason | undefined {
   if ((call.name?.trim() ?? '') === '') return 'empty_name';
@@ -63,14 +66,25 @@ interface InvalidCall {
   readonly reason: InvalidReason;
 }
 
+export interface ToolCallCollectorOptions {
+  /** Where dropped and invalid calls are reported: the request's logger (no closure per request). */
+  readonly logger?: Pick<EventLogger, 'info'>;
+  /** The family answering the turn, named on the line of a dropped call. */
+  readonly provider?: ProviderId;
+  /** `parallel_tool_calls: false`: only the first call is passed on, and checked (the parameter table in chat-parameters.ts). */
+  readonly firstCallOnly?: boolean;
+}
+
 /**
  * Validates and renders complete tool calls once for all families (docs/design/behaviours.md §1.3):
  * ids synthesized when missing, a repeated id ignored, function arguments must be a JSON object
- * (blank → `{}`), custom calls rendered per PRIMARY_CUSTOM_TOOL_WIRE, indices 0…n−1 in arrival
- * order. One invalid call fails the whole turn (`failure`): a tool_calls finish without it would
- * have the client's agent go on as if the model had asked for the other tools only (contract,
- * chat completions rule 7). Each invalid call is logged as `tool_call_invalid` (index and reason
- * only); the request's own line names the first.
+ * (blank → `{}`), custom calls rendered per PRIMARY_CUSTOM_TOOL_WIRE, indices 0…n−1 in the order
+ * of the calls passed on. An empty call (no name, no arguments: `isEmptyToolCall`) is dropped, as
+ * the contract drops empty tool deltas, and logged as `tool_call_empty`. One invalid call fails the
+ * whole turn (`failure`): a tool_calls finish without it would have the client's agent go on as if
+ * the model had asked for the other tools only (contract, chat completions rule 7). Each invalid
+ * call is logged as `tool_call_invalid` (index and reason only); the request's own line names the
+ * first. The index on both lines is the call's place among the calls the upstream sent.
  */
 export class ToolCallCollector {
   private readonly calls: RenderedToolCall[] = [];
@@ -82,15 +96,13 @@ export class ToolCallCollector {
   constructor(
     private readonly requestId: string,
     private readonly wire: CustomToolWire,
-    /** Where invalid calls are reported: the request's logger (no closure per request). */
-    private readonly logger?: Pick<EventLogger, 'info'>,
-    /** `parallel_tool_calls: false`: only the first call is passed on, and checked (the parameter table in chat-parameters.ts). */
-    private readonly firstCallOnly = false,
+    private readonly options: ToolCallCollectorOptions = {},
   ) {}
 
   add(call: ToolCallEvent): void {
-    if (this.firstCallOnly && (this.calls.length > 0 || this.firstInvalid)) return;
+    if (this.options.firstCallOnly && (this.calls.length > 0 || this.firstInvalid)) return;
     const position = this.received++;
+    if (isEmptyToolCall(call)) return this.drop(position);
     const problem = toolCallProblem(call);
     if (problem) return this.reject(position, call, problem);
     const name = call.name.trim();
@@ -136,7 +148,15 @@ export class ToolCallCollector {
   private reject(position: number, call: ToolCallEvent, reason: InvalidReason): void {
     this.firstInvalid ??= { index: position, name: call.name?.trim() ?? '', reason };
     // Info: the turn fails, and its own line is the request's one warning (docs/troubleshooting.md).
-    this.logger?.info({ event: 'tool_call_invalid', index: position, reason }, 'tool_call_invalid');
+    this.options.logger?.info({ event: 'tool_call_invalid', index: position, reason }, 'tool_call_invalid');
+  }
+
+  /** An empty call: nothing is passed on and the turn goes on; info, as the contract expects such calls. */
+  private drop(position: number): void {
+    this.options.logger?.info(
+      { event: 'tool_call_empty', provider: this.options.provider, index: position },
+      'tool_call_empty',
+    );
   }
 }
 

@@ -123,7 +123,7 @@ class FakeKeepAlive implements HeldAnswerKeepAlive {
 }
 
 /** Reads every event, as the SSE writer and the aggregator do. */
-const readAll: TurnRenderer<ChatEvent[]> = async (events) => {
+const readAll = async (events: AsyncIterable<ChatEvent>): ReturnType<TurnRenderer<ChatEvent[]>> => {
   const seen: ChatEvent[] = [];
   for await (const event of events) seen.push(event);
   return { outcome: { clientGone: false, finishReason: 'stop', toolCalls: 0 }, result: seen };
@@ -505,6 +505,22 @@ describe(ChatOrchestrator.name, () => {
         expect(seen).toEqual([called('read_file'), finish]);
         expect(adapter.requests).toHaveLength(2);
         expect(events(records, 'tool_call_unchosen')).toHaveLength(3);
+      });
+
+      it('a forced tool: an empty call (no name, no arguments) does not meet it, and is passed on for the collector to drop, never as unchosen', async () => {
+        const empty: ChatEvent = {
+          type: 'tool-call',
+          call: { id: 'call_e', name: '', kind: 'function', arguments: '{}' },
+        };
+        const adapter = providerC([
+          [empty, finish],
+          [empty, called('read_file'), finish],
+        ]);
+        const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(command(body(forced)), readAll);
+        expect(seen).toEqual([empty, called('read_file'), finish]);
+        expect(adapter.requests).toHaveLength(2);
+        expect(events(records, 'tool_call_unchosen')).toHaveLength(0);
       });
 
       it('answers 422 output_validation_failed naming tool_choice after three answers without the call, before any output', async () => {

@@ -10,6 +10,7 @@ import type { ChatEvent, PolledEvents, UsageEvent } from '../core/chat-event';
 import { isRefusalFinish } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
+import type { ProviderId } from '../core/provider-id';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
 import { answerLogLevel } from '../core/error-codes';
@@ -66,12 +67,14 @@ export interface TurnOutcome {
 }
 
 /**
- * Writes or gathers an accepted turn's events (SSE, one JSON body, another wire format). It
- * returns the outcome, or throws a GatewayError while nothing was written yet (the front end
- * then answers it with its status). It needs not close `events`: the orchestrator does.
+ * Writes or gathers an accepted turn's events (SSE, one JSON body, another wire format), answered
+ * by the family `provider`. It returns the outcome, or throws a GatewayError while nothing was
+ * written yet (the front end then answers it with its status). It needs not close `events`: the
+ * orchestrator does.
  */
 export type TurnRenderer<T> = (
   events: AsyncIterable<ChatEvent>,
+  provider: ProviderId,
 ) => Promise<{ readonly outcome: TurnOutcome; readonly result: T }>;
 
 /**
@@ -189,7 +192,7 @@ export class ChatOrchestrator {
           if (stop) seen = stop.cut(seen);
         }
         // A held answer was cut attempt by attempt, before it was judged.
-        const { outcome, result } = await render(seen);
+        const { outcome, result } = await render(seen, provider);
         telemetry.countUsage();
         const ended = endedByGateway(signal);
         if (ended && outcome.clientGone) {

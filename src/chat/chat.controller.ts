@@ -10,6 +10,7 @@ import { SseWriter } from '../common/sse/sse-writer';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
+import type { ProviderId } from '../core/provider-id';
 import { clientLeft } from '../core/gateway.error';
 import { ModelCatalog } from '../models/model-catalog';
 import { queueKey } from '../queue/chat-identity';
@@ -89,8 +90,8 @@ export class ChatController {
 
   /** SSE: role chunk, deltas as they arrive, tool-call frames, finish, usage?, `[DONE]`. */
   private sse(writer: SseWriter, command: ChatCommand): TurnRenderer<void> {
-    return (events) =>
-      writeChatStream(writer, events, new ChunkFactory(command.request.model), this.collector(command), {
+    return (events, provider) =>
+      writeChatStream(writer, events, new ChunkFactory(command.request.model), this.collector(command, provider), {
         includeUsage: command.request.includeUsage,
         signal: command.client.signal,
       }).then(streamRendered);
@@ -98,12 +99,12 @@ export class ChatController {
 
   /** One `chat.completion`, written by `create` once the turn is closed. */
   private json(command: ChatCommand): TurnRenderer<Record<string, unknown>> {
-    return async (events) => {
+    return async (events, provider) => {
       const completion = await aggregateCompletion(
         events,
         new ChunkFactory(command.request.model),
         command.request.model,
-        this.collector(command),
+        this.collector(command, provider),
       );
       return {
         outcome: {
@@ -117,13 +118,12 @@ export class ChatController {
     };
   }
 
-  private collector(command: ChatCommand): ToolCallCollector {
-    return new ToolCallCollector(
-      command.requestId,
-      this.config.customToolWire,
-      command.logger,
-      command.request.parallelToolCalls === false,
-    );
+  private collector(command: ChatCommand, provider: ProviderId): ToolCallCollector {
+    return new ToolCallCollector(command.requestId, this.config.customToolWire, {
+      logger: command.logger,
+      provider,
+      firstCallOnly: command.request.parallelToolCalls === false,
+    });
   }
 }
 

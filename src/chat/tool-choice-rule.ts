@@ -1,5 +1,5 @@
 import type { ChatEvent, PolledEvents, ToolCallEvent } from '../core/chat-event';
-import { isRefusalFinish } from '../core/chat-event';
+import { isEmptyToolCall, isRefusalFinish } from '../core/chat-event';
 import { forcedToolName } from '../core/chat-message';
 import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
@@ -46,9 +46,13 @@ export class ToolChoiceRule {
   /** `forced`: the one tool a forced choice names; undefined for `required`. */
   private constructor(private readonly forced: string | undefined) {}
 
-  /** Whether the call may reach the client: any call for `required`, only the forced tool's for a forced choice. */
+  /**
+   * Whether the call may reach the client: any call for `required`, only the forced tool's for a
+   * forced choice. An empty call passes, for the collector to drop it as it drops every empty call;
+   * it never meets the choice.
+   */
   private admits(call: ToolCallEvent): boolean {
-    return this.forced === undefined || call.name?.trim() === this.forced;
+    return this.forced === undefined || call.name?.trim() === this.forced || isEmptyToolCall(call);
   }
 
   /** Whether the call may reach the client, a call left out reported as `tool_call_unchosen`. */

@@ -14,6 +14,21 @@ export interface ToolCallEvent {
   readonly thoughtSignature?: string;
 }
 
+/** An empty JSON object as text, white space allowed: `{}`, `{ }`. */
+const EMPTY_OBJECT_TEXT = /^\{\s*\}$/;
+
+/**
+ * A call with nothing in it: no name, and no arguments or input (absent, blank, or `{}`), such as
+ * Gemini's `functionCall: {}` part. The contract drops empty tool deltas (chat completions rule 7),
+ * so the chat layer drops such a call instead of failing the turn on it; a call with a blank name
+ * but real arguments is still invalid (docs/design/behaviours.md §1.3).
+ */
+export function isEmptyToolCall(call: ToolCallEvent): boolean {
+  if ((call.name?.trim() ?? '') !== '') return false;
+  const payload = (call.kind === 'custom' ? call.input : call.arguments)?.trim() ?? '';
+  return payload === '' || EMPTY_OBJECT_TEXT.test(payload);
+}
+
 export interface UsageEvent {
   readonly promptTokens: number;
   readonly completionTokens: number;

@@ -33,6 +33,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   context_manage: 'the conversation history was compacted',
   tool_call_invalid:
     'an upstream tool call at index {index} is invalid ({reason}), so the turn ends with invalid_tool_call',
+  tool_call_empty: 'an empty upstream tool call (no name, no arguments) at index {index} was dropped',
   tool_call_unchosen: 'a tool call of another tool than the one tool_choice forces was dropped',
   structured_success: 'structured inference succeeded on {model}',
   structured_replay: 'structured inference replayed a stored answer',
@@ -124,7 +125,6 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
     'the answer had no text, so the claude child asked the API again and the new answer replaces it',
   tool_fence_unclosed: 'a tool-call block was still open at the end of the answer',
   tool_fence_invalid: 'a tool-call block was dropped: {reason}',
-  tool_fence_empty: 'an empty tool-call block was dropped',
   tool_fence_too_large: 'a tool-call block over 8 MiB was dropped',
   tool_fence_duplicate: 'a tool call drafted in thinking and repeated in the answer was skipped',
   tool_fence_discarded:

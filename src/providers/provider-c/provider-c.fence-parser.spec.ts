@@ -158,10 +158,12 @@ describe(FenceParser.name, () => {
     expect(result.text).toBe('rest');
   });
 
-  it('drops an empty fence', () => {
+  it('drops an empty fence as empty, and one with words but no object as not_object', () => {
     const result = collect([`x${O}\n\n${TICKS}y`]);
     expect(result.text).toBe('xy');
     expect(result.dropped).toEqual(['empty']);
+    expect(collect([`${O}\nls -la\n${TICKS}`]).dropped).toEqual(['not_object']);
+    expect(collect([`${O}\n\`\`\n${TICKS}`]).dropped).toEqual(['not_object']);
   });
 
   it('reports broken JSON as a dropped block and continues after the fence', () => {

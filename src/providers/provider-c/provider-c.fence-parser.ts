@@ -7,7 +7,12 @@ const BACKTICK = '`';
 const WHITESPACE = /\s/;
 const BLANK = /^\s*$/;
 
-export type DroppedReason = 'empty' | 'invalid_json' | 'too_large' | 'unclosed';
+/**
+ * Why a fence yields no parsed object: `empty` (only white space before its closing fence: an empty
+ * call, which the chat layer drops), `not_object` (words but no JSON object), `invalid_json`,
+ * `too_large`, `unclosed`.
+ */
+export type DroppedReason = 'empty' | 'not_object' | 'invalid_json' | 'too_large' | 'unclosed';
 
 /** What a parser produced from its input, in order. */
 export type FenceOutput =
@@ -63,6 +68,8 @@ export class FenceParser implements ChannelParser {
   private pendingValue: { value: unknown } | undefined;
   /** after-object: something other than whitespace and backticks came before the close. */
   private junkAfterObject = false;
+  /** before-object: something other than whitespace came (a stray word): the fence is not empty. */
+  private strayBeforeObject = false;
 
   constructor(private readonly maxBodyBytes: number = MAX_FENCE_BODY_BYTES) {}
 
@@ -151,6 +158,7 @@ export class FenceParser implements ChannelParser {
     this.tooLarge = false;
     this.pendingValue = undefined;
     this.junkAfterObject = false;
+    this.strayBeforeObject = false;
   }
 
   /** docs/upstream/provider-c.md §7.2: consume fence body characters; returns the input left after the fence closed. */
@@ -174,17 +182,22 @@ export class FenceParser implements ChannelParser {
         if (character === BACKTICK) {
           if (++this.backticks === 3) {
             count(index + 1);
-            if (!this.tooLarge) output.push({ type: 'dropped', reason: 'empty', bytes: this.bodyBytes });
+            const reason = this.strayBeforeObject ? 'not_object' : 'empty';
+            if (!this.tooLarge) output.push({ type: 'dropped', reason, bytes: this.bodyBytes });
             this.mode = 'text';
             return input.slice(index + 1);
           }
           continue;
         }
+        // Backticks that closed nothing are a stray word too.
+        if (this.backticks > 0) this.strayBeforeObject = true;
         this.backticks = 0;
         if (character === '{') {
           this.mode = 'object';
           this.depth = 1;
           objectStart = index;
+        } else if (!WHITESPACE.test(character)) {
+          this.strayBeforeObject = true;
         }
         // Whitespace, and a stray word the model wrote before the JSON, are discarded.
         continue;

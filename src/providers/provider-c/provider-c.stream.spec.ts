@@ -943,8 +943,7 @@ describe(translateLine.name, () => {
 
   it.each([
     ['broken JSON', '```agent_tool_call\n{"name":"ls","arguments":{,}}\n```', 'tool_fence_invalid'],
-    ['no name', '```agent_tool_call\n{"arguments":{}}\n```', 'tool_fence_invalid'],
-    ['an empty block', '```agent_tool_call\n\n```', 'tool_fence_empty'],
+    ['words but no object', '```agent_tool_call\nls -la\n```', 'tool_fence_invalid'],
   ])(
     'ends with invalid_tool_call when a block (%s) was dropped beside a valid call, never the finish',
     (_case, block, diagnostic) => {
@@ -958,6 +957,26 @@ describe(translateLine.name, () => {
       });
       expect(result.events.some((event) => event.type === 'finish')).toBe(false);
       expect(result.diagnostics).toEqual([diagnostic]);
+    },
+  );
+
+  it.each([
+    ['an empty block', '```agent_tool_call\n\n```', '{}'],
+    ['an empty object', '```agent_tool_call\n{}\n```', '{}'],
+    ['an object without a name or arguments', '```agent_tool_call\n{"name":"","arguments":{}}\n```', '{}'],
+    ['an object with arguments but no name', '```agent_tool_call\n{"arguments":{"path":"a"}}\n```', '{"path":"a"}'],
+  ])(
+    'passes %s on as a call without a name for the chat layer to judge, and finishes the turn',
+    (_case, block, argumentsText) => {
+      const result = translateLines([textLine(`${FENCE('ls', {})}\n${block}`), RESULT], {
+        toolKinds: new Map([['ls', 'function']]),
+      });
+      expect(result.events.filter((event) => event.type === 'tool-call')).toEqual([
+        { type: 'tool-call', call: expect.objectContaining({ name: 'ls' }) },
+        { type: 'tool-call', call: { id: expect.any(String), name: '', kind: 'function', arguments: argumentsText } },
+      ]);
+      expect(result.events.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' });
+      expect(result.diagnostics).toEqual([]);
     },
   );
 

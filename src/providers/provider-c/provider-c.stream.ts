@@ -38,7 +38,7 @@ export type StreamDiagnostic = (event: string, fields: Record<string, unknown>) 
 export function diagnosticLevel(event: string, fields: Record<string, unknown>): 'debug' | 'info' | 'warn' {
   if (event === 'tool_fence_duplicate') return 'debug';
   if (event === 'provider_c_answer_asked_again') return 'info';
-  if (event === 'tool_fence_invalid' || event === 'tool_fence_empty' || event === 'tool_fence_too_large') return 'info';
+  if (event === 'tool_fence_invalid' || event === 'tool_fence_too_large') return 'info';
   if (event === 'tool_fence_unclosed' && fields.accepted === false) return 'info';
   return 'warn';
 }
@@ -556,6 +556,9 @@ function feed(channel: Channel, text: string, state: ProviderCStreamState): Chat
   return text === '' ? [] : handleOutputs(channel, state.parsers[channel].push(text), state);
 }
 
+/** What an empty block reads as: an object without a name or arguments. */
+const EMPTY_BLOCK: Readonly<Record<string, never>> = Object.freeze({});
+
 /** `cut`: the outputs end an answer cut at the output limit, so a fence still open is dropped without failing it. */
 function handleOutputs(
   channel: Channel,
@@ -574,20 +577,29 @@ function handleOutputs(
       log('tool_fence_discarded', { channel });
       continue;
     }
+    let value: unknown;
     if (item.type === 'dropped') {
       if (cut && item.reason === 'unclosed') {
         log('tool_fence_unclosed', { channel, accepted: false, cut: true, bytes: item.bytes });
         continue;
       }
-      state.droppedBlocks++;
-      if (item.reason === 'empty') log('tool_fence_empty', { channel });
-      else if (item.reason === 'too_large') log('tool_fence_too_large', { channel, bytes: item.bytes });
-      else if (item.reason === 'unclosed') log('tool_fence_unclosed', { channel, accepted: false, bytes: item.bytes });
-      else log('tool_fence_invalid', { channel, reason: 'invalid_json', bytes: item.bytes });
-      continue;
+      if (item.reason === 'empty') {
+        // An empty block is an empty call, which the chat layer drops and logs as it does every
+        // family's (docs/chat.md "Tool calls"): it fails nothing.
+        value = EMPTY_BLOCK;
+      } else {
+        state.droppedBlocks++;
+        if (item.reason === 'too_large') log('tool_fence_too_large', { channel, bytes: item.bytes });
+        else if (item.reason === 'unclosed')
+          log('tool_fence_unclosed', { channel, accepted: false, bytes: item.bytes });
+        else log('tool_fence_invalid', { channel, reason: item.reason, bytes: item.bytes });
+        continue;
+      }
+    } else {
+      if (item.unclosed) log('tool_fence_unclosed', { channel, accepted: true });
+      value = item.value;
     }
-    if (item.unclosed) log('tool_fence_unclosed', { channel, accepted: true });
-    const converted = blockToToolCall(item.value, state.options.toolKinds, state.options.newId ?? newToolCallId);
+    const converted = blockToToolCall(value, state.options.toolKinds, state.options.newId ?? newToolCallId);
     if (!converted.ok) {
       state.droppedBlocks++;
       log('tool_fence_invalid', { channel, reason: converted.reason });

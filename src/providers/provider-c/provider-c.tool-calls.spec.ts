@@ -35,10 +35,16 @@ describe(blockToToolCall.name, () => {
     });
   });
 
-  it('rejects non-objects and missing names', () => {
+  it('rejects non-objects, and leaves a missing name to the chat layer (which drops a call without arguments too, else fails the turn)', () => {
     expect(blockToToolCall([1], kinds, id)).toEqual({ ok: false, reason: 'not_object' });
-    expect(blockToToolCall({ name: '  ', arguments: {} }, kinds, id)).toEqual({ ok: false, reason: 'missing_name' });
-    expect(blockToToolCall({ arguments: {} }, kinds, id)).toEqual({ ok: false, reason: 'missing_name' });
+    expect(blockToToolCall({ name: '  ', arguments: {} }, kinds, id)).toEqual({
+      ok: true,
+      call: { id: 'call_x', name: '', kind: 'function', arguments: '{}' },
+    });
+    expect(blockToToolCall({ arguments: { path: 'a' } }, kinds, id)).toEqual({
+      ok: true,
+      call: { id: 'call_x', name: '', kind: 'function', arguments: '{"path":"a"}' },
+    });
   });
 });
 

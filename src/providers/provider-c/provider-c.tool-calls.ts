@@ -8,7 +8,7 @@ export function newToolCallId(): string {
   return `call_${randomBytes(12).toString('hex')}`;
 }
 
-export type InvalidBlockReason = 'not_object' | 'missing_name';
+export type InvalidBlockReason = 'not_object';
 
 export type BlockConversion =
   { readonly ok: true; readonly call: ToolCallEvent } | { readonly ok: false; readonly reason: InvalidBlockReason };
@@ -16,7 +16,9 @@ export type BlockConversion =
 /**
  * docs/upstream/provider-c.md §7.4: a parsed fence object → one complete tool call. The kind is the declared type of the
  * tool with that name; an undeclared name is still returned as a function call (the client
- * reports the unknown tool back to the model).
+ * reports the unknown tool back to the model). An object without a name is a call with a blank
+ * one: the chat layer judges it as it judges every family's, dropping it when it has no arguments
+ * either and failing the turn on it otherwise.
  */
 export function blockToToolCall(
   value: unknown,
@@ -25,7 +27,6 @@ export function blockToToolCall(
 ): BlockConversion {
   if (!isJsonObject(value)) return { ok: false, reason: 'not_object' };
   const name = typeof value.name === 'string' ? value.name.trim() : '';
-  if (name === '') return { ok: false, reason: 'missing_name' };
   const argumentsValue = value.arguments;
   if (kindsByName.get(name) === 'custom') {
     let input: string;
