@@ -134,6 +134,22 @@ describe(translateProviderBPayload.name, () => {
     },
   );
 
+  it('passes an empty functionCall on as an empty call (the chat layer drops it) that does not count as the call MALFORMED_FUNCTION_CALL needs', () => {
+    const parts = (finishReason: string, ...list: object[]) => ({
+      responseId: 'r',
+      candidates: [{ content: { parts: list }, finishReason }],
+    });
+    const empty = run([parts('MALFORMED_FUNCTION_CALL', { functionCall: {} })]);
+    expect(empty).toEqual([
+      { type: 'tool-call', call: { id: 'call_r_0', name: '', kind: 'function', arguments: '{}' } },
+      expect.objectContaining({ type: 'error', error: expect.objectContaining({ code: 'invalid_tool_call' }) }),
+    ]);
+    const beside = run([
+      parts('MALFORMED_FUNCTION_CALL', { functionCall: { name: 'ls', args: {} } }, { functionCall: {} }),
+    ]);
+    expect(beside.map((event) => event.type)).toEqual(['tool-call', 'tool-call', 'finish']);
+  });
+
   it('keeps the last non-empty finishReason', () => {
     expect(run([candidate({ finishReason: 'MAX_TOKENS' }), candidate({ finishReason: '' })])).toEqual([
       { type: 'finish', reason: 'length' },

@@ -1,6 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { FrameStep } from '../shared/turn-runner';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
+import { isEmptyToolCall } from '../../core/chat-event';
 import type { ToolNameMap } from '../shared/tool-names';
 import { UpstreamErrorEvent } from '../shared/upstream-failure';
 import { isJsonObject, type JsonObject, str, num } from '../../common/json';
@@ -25,6 +26,8 @@ export interface ProviderBStreamState {
   /** Last resort for synthesized call ids: the gateway request id. */
   readonly requestId: string;
   callSeq: number;
+  /** A call with a name or arguments was emitted: an empty `functionCall: {}` is no call (the chat layer drops it). */
+  madeCall: boolean;
   readonly emittedCallIds: Set<string>;
   frames: number;
   finishReason?: string;
@@ -37,7 +40,16 @@ export function createProviderBStreamState(
   toolNames: Pick<ToolNameMap, 'toClient'>,
   requestId: string,
 ): ProviderBStreamState {
-  return { customToolNames, toolNames, requestId, callSeq: 0, emittedCallIds: new Set(), frames: 0, blocked: false };
+  return {
+    customToolNames,
+    toolNames,
+    requestId,
+    callSeq: 0,
+    madeCall: false,
+    emittedCallIds: new Set(),
+    frames: 0,
+    blocked: false,
+  };
 }
 
 /**
@@ -70,7 +82,10 @@ function payloadEvents(payload: unknown, state: ProviderBStreamState): ChatEvent
   for (const part of candidate.content?.parts ?? []) {
     if (part.functionCall) {
       const call = toolCall(part.functionCall, part.thoughtSignature, idBase, state);
-      if (call) events.push({ type: 'tool-call', call });
+      if (call) {
+        events.push({ type: 'tool-call', call });
+        if (!state.madeCall && !isEmptyToolCall(call)) state.madeCall = true;
+      }
     } else if (part.text !== undefined && part.text !== '') {
       events.push({ type: part.thought === true ? 'reasoning-delta' : 'text-delta', text: part.text });
     }
@@ -184,7 +199,8 @@ const INVALID_CALL_REASONS = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOO
 /**
  * EOF (docs/upstream/provider-b.md §9.3): `usage` when seen, then `finish` or a terminal `error`.
  * MALFORMED_FUNCTION_CALL and UNEXPECTED_TOOL_CALL fail the turn only when it made no call: with
- * a call the Gemini CLI runs the calls it got, and so the turn ends normally.
+ * a call the Gemini CLI runs the calls it got, and so the turn ends normally. An empty call is no
+ * call here: the client never gets it, so the turn would read as an empty answer that stops.
  */
 export function finishProviderBStream(state: ProviderBStreamState): ChatEvent[] {
   if (state.frames === 0)
@@ -195,7 +211,7 @@ export function finishProviderBStream(state: ProviderBStreamState): ChatEvent[] 
   const usage = state.usage ? mapUsage(state.usage) : undefined;
   if (usage) events.push({ type: 'usage', usage });
   const reason = state.finishReason;
-  if (reason !== undefined && INVALID_CALL_REASONS.has(reason) && state.callSeq === 0) {
+  if (reason !== undefined && INVALID_CALL_REASONS.has(reason) && !state.madeCall) {
     events.push({
       type: 'error',
       error: new GatewayError('invalid_tool_call', { detail: `provider_b finishReason ${reason}` }),
