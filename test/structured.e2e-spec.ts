@@ -213,7 +213,10 @@ describe('POST /v1/structured/inference', () => {
         [{ input: ' ' }, 'input is required'],
         [{ deadline_ms: -5 }, 'deadline_ms must be a non-negative integer'],
         [{ deadline_ms: 2.5 }, 'deadline_ms must be a non-negative integer'],
-        [{ reasoning_effort: 'maximal' }, 'reasoning_effort is not supported; use one of none, minimal, low, medium, high, xhigh'],
+        [
+          { reasoning_effort: 'maximal' },
+          'reasoning_effort is not supported; use one of none, minimal, low, medium, high, xhigh',
+        ],
         [{ request_id: 42 }, 'request_id must be a string'],
         [{ schema: undefined }, 'schema is required'],
       ];

@@ -98,7 +98,10 @@ describe('parseStructuredRequest', () => {
       { ...valid, reasoning_effort: 'max', verbosity: 'loud' },
       'reasoning_effort is not supported; use one of none, minimal, low, medium, high, xhigh',
     );
-    expectInvalid({ ...valid, verbosity: 'loud', schema: undefined }, 'verbosity is not supported; use one of low, medium, high');
+    expectInvalid(
+      { ...valid, verbosity: 'loud', schema: undefined },
+      'verbosity is not supported; use one of low, medium, high',
+    );
     expectInvalid({ ...valid, schema: undefined }, 'schema is required');
   });
 
