@@ -200,6 +200,24 @@ describe('log records', () => {
       ]);
     });
 
+    it('GET /v1/models/{id} with a key pasted as the id: neither the path nor the message logs it', async () => {
+      const key = 'sk-proj-PATHKEY0a1b2c3d4e5f6g7h8i9j0k1l2m3';
+      let response!: Awaited<ReturnType<typeof rawRequest>>;
+      const records = await recordsOf(async () => {
+        response = await get(`/v1/models/${key}`);
+      });
+      expect(response.status).toBe(404);
+      expect(warningsIn(records)).toEqual([
+        expect.objectContaining({
+          msg: 'request completed',
+          status: 404,
+          error_code: 'model_not_found',
+          req: expect.objectContaining({ path: '/v1/models/[redacted]' }),
+        }),
+      ]);
+      for (const record of records) expect(JSON.stringify(record)).not.toContain('PATHKEY');
+    });
+
     it('GET /metrics with a refused bearer', async () => {
       let response!: Awaited<ReturnType<typeof rawRequest>>;
       const records = await recordsOf(async () => {
@@ -316,9 +334,9 @@ describe('log records', () => {
   });
 
   it('caps a logged path at 128 characters', async () => {
-    const records = await recordsOf(() => rawRequest(`${gateway.url}/${'p'.repeat(5000)}`));
+    const records = await recordsOf(() => rawRequest(`${gateway.url}/${'p/'.repeat(2500)}`));
     expect(records).toHaveLength(1);
-    expect((records[0].req as { path: string }).path).toBe(`/${'p'.repeat(127)}`);
+    expect((records[0].req as { path: string }).path).toBe(`/${'p/'.repeat(63)}p`);
   });
 
   it("adopts a caller's X-Request-Id: echoed, and on every line of the request", async () => {

@@ -148,9 +148,16 @@ class AccessLine {
     // A client that left before any answer got none: 499, as the chat line and the metrics say,
     // not the 200 a response object holds until a status is set.
     const status = aborted && !response.headersSent ? CLIENT_CLOSED : response.statusCode;
+    // A refused path may be a key pasted into a URL (`/v1/models/sk-…`), redacted whole before the
+    // cut; a served one is a route's.
+    const path = pathOf(this.url);
     const fields: Record<string, unknown> = {
       reqId: id,
-      req: { id, method: this.request.method, path: sanitizeIdentifier(pathOf(this.url)) },
+      req: {
+        id,
+        method: this.request.method,
+        path: sanitizeIdentifier(status >= 400 ? redactSecrets(path.slice(0, MAX_REDACTED_LENGTH)) : path),
+      },
       res: { statusCode: status },
       responseTime: Date.now() - this.started,
     };
@@ -267,10 +274,10 @@ export function oneLogLine(value: unknown, maxCodePoints: number): string {
 }
 
 /**
- * How much of a client's model id the redactor reads: far more than the 128 code points a line
+ * How much of a client's model id or refused path the redactor reads: far more than the 128 code points a line
  * keeps, so a key is redacted whole, and a bound, so an id of any size costs the same.
  */
-const MAX_REDACTED_MODEL_ID_LENGTH = 1024;
+const MAX_REDACTED_LENGTH = 1024;
 
 /**
  * A model id the client sent, fit for a log line (`chat_completion`, the structured lines): the
@@ -282,7 +289,7 @@ const MAX_REDACTED_MODEL_ID_LENGTH = 1024;
 export function loggedModelId(value: unknown, known: boolean): string {
   if (known || value === undefined || value === null) return sanitizeIdentifier(value);
   const text = typeof value === 'string' ? value : String(value);
-  return sanitizeIdentifier(redactSecrets(text.slice(0, MAX_REDACTED_MODEL_ID_LENGTH)));
+  return sanitizeIdentifier(redactSecrets(text.slice(0, MAX_REDACTED_LENGTH)));
 }
 
 /** The longest upstream error message a log line carries. */
