@@ -905,6 +905,27 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(api.messages().length - before).toBe(2);
   });
 
+  it('an answer whose only tool call is empty is judged by its text: prose is asked again, not let through', async () => {
+    api.enqueue(
+      claudeTextReply(['Sure! The largest city is Paris.\n', '```agent_tool_call\n```'], usage),
+      claudeTextReply(fencedCity, usage),
+    );
+    const before = api.messages().length;
+    const response = await postChatBody(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      tools: [READ_FILE],
+      response_format: CITY_FORMAT,
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { choices: { message: { content: string }; finish_reason: string }[] };
+    expect(body.choices[0]).toMatchObject({
+      message: { content: '{"city":"Paris","population":2100000}' },
+      finish_reason: 'stop',
+    });
+    expect(api.messages().length - before).toBe(2);
+  });
+
   it("an answer asked again: the client is told the delivered attempt's usage, the token counters count every attempt", async () => {
     api.enqueue(
       claudeTextReply(PROSE, { input_tokens: 100, output_tokens: 10 }),

@@ -156,6 +156,14 @@ describe(ChatOrchestrator.name, () => {
     ]);
   });
 
+  it('records no first token at an empty tool call, which the client is never given', async () => {
+    const emptyCall: ChatEvent = { type: 'tool-call', call: { id: 'c1', name: '', kind: 'function', arguments: '{}' } };
+    const adapter = new FakeAdapter({ events: [emptyCall, { type: 'finish', reason: 'stop' }] });
+    const { orchestrator, command, counted } = setup(adapter);
+    await orchestrator.run(command({ ...toolTurn, messages: [{ role: 'user', content: 'list' }] }), readAll);
+    expect(counted).not.toContain('first_token');
+  });
+
   it('counts a stream that ended in an error chunk as an upstream error only when the code is an upstream one', async () => {
     const endedIn =
       (code: 'timeout' | 'internal'): TurnRenderer<ChatEvent[]> =>

@@ -7,7 +7,7 @@ import { loggedModelId, redactSecrets } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { ChatEvent, PolledEvents, UsageEvent } from '../core/chat-event';
-import { isRefusalFinish } from '../core/chat-event';
+import { isEmptyToolCall, isRefusalFinish } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ProviderId } from '../core/provider-id';
@@ -533,7 +533,7 @@ class ChatTelemetry {
   observe(event: ChatEvent): void {
     if (event.type === 'usage') this.lastUsage = event.usage;
     else if (
-      event.type === 'tool-call' ||
+      (event.type === 'tool-call' && !isEmptyToolCall(event.call)) ||
       ((event.type === 'text-delta' || event.type === 'reasoning-delta') && event.text !== '')
     )
       this.firstOutput();

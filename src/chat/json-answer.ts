@@ -4,7 +4,7 @@ import type { OutputValidator } from '../common/json-schema/output-validator';
 import { findSchemaBoundViolations } from '../common/json-schema/schema-bounds';
 import { findUncheckableProperties, UNCHECKABLE_PROPERTY } from '../common/json-schema/uncheckable-properties';
 import type { ChatEvent } from '../core/chat-event';
-import { isRefusalFinish } from '../core/chat-event';
+import { isEmptyToolCall, isRefusalFinish } from '../core/chat-event';
 import type { ChatMessage } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
 import type { ResponseFormat } from '../providers/shared/provider-adapter';
@@ -106,7 +106,8 @@ export class JsonAnswer {
     for (const event of events) {
       if (event.type === 'error') return { kind: 'failed', error: event.error };
       // A tool call is the model's answer too; its arguments are checked by the renderer as always.
-      if (event.type === 'tool-call') return { kind: 'answer', events };
+      // An empty one is no answer: the renderer drops it, so the text is what is judged.
+      if (event.type === 'tool-call' && !isEmptyToolCall(event.call)) return { kind: 'answer', events };
       // So is a refusal: the safety system stopped the answer, and asking again bills what was refused.
       if (isRefusalFinish(event)) return { kind: 'answer', events };
       if (event.type === 'text-delta') text += event.text;

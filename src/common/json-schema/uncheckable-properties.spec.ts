@@ -36,5 +36,22 @@ describe('findUncheckableProperties', () => {
     expect(validator.prepare('declared', declared)).toEqual([]);
     expect(validator.check('declared', declared, parsed('{"__proto__":"x"}')).valid).toBe(false);
     expect(validator.check('declared', declared, {}).valid).toBe(true);
+    // A dependency on it is always met: an answer without it passes.
+    const depending = parsed(
+      '{"type":"object","properties":{"a":{"type":"string"}},"dependentRequired":{"a":["__proto__"]}}',
+    );
+    expect(namesUncheckableProperty(depending)).toBe(true);
+    expect(validator.check('depending', depending, { a: 'x' }).valid).toBe(true);
+  });
+
+  it('finds it in every keyword that names properties: dependentRequired, dependentSchemas, dependencies', () => {
+    for (const text of [
+      '{"dependentRequired":{"a":["__proto__"]}}',
+      '{"dependentRequired":{"__proto__":["a"]}}',
+      '{"dependentSchemas":{"__proto__":{}}}',
+      '{"dependencies":{"a":["b","__proto__"]}}',
+    ])
+      expect(findUncheckableProperties(parsed(text))).toEqual(['$']);
+    expect(findUncheckableProperties(parsed('{"dependentRequired":{"a":["b"]},"dependencies":{"a":{}}}'))).toEqual([]);
   });
 });

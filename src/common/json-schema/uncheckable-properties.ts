@@ -16,13 +16,23 @@ export const UNCHECKABLE_PROPERTY = '__proto__';
 export const uncheckablePropertyProblem = (path: string) =>
   `${path}: property "${UNCHECKABLE_PROPERTY}" is not supported; rename it`;
 
-/** Whether an object schema declares (`properties`) or requires (`required`) the property. */
+/** Keywords that name properties as their keys, and as their string lists, beside `properties`. */
+const DEPENDENCY_KEYWORDS = ['dependentRequired', 'dependentSchemas', 'dependencies'] as const;
+
+/**
+ * Whether an object schema declares (`properties`), requires (`required`) or makes another
+ * property depend on (`dependentRequired`, `dependentSchemas`, `dependencies`) the property.
+ */
 export function namesUncheckableProperty(node: Record<string, unknown>): boolean {
   const { properties, required } = node;
-  return (
-    (isJsonObject(properties) && Object.hasOwn(properties, UNCHECKABLE_PROPERTY)) ||
-    (Array.isArray(required) && required.includes(UNCHECKABLE_PROPERTY))
-  );
+  if (isJsonObject(properties) && Object.hasOwn(properties, UNCHECKABLE_PROPERTY)) return true;
+  if (Array.isArray(required) && required.includes(UNCHECKABLE_PROPERTY)) return true;
+  return DEPENDENCY_KEYWORDS.some((keyword) => {
+    const map = node[keyword];
+    if (!isJsonObject(map)) return false;
+    if (Object.hasOwn(map, UNCHECKABLE_PROPERTY)) return true;
+    return Object.values(map).some((names) => Array.isArray(names) && names.includes(UNCHECKABLE_PROPERTY));
+  });
 }
 
 /** Keywords whose value is data, not schemas: a `properties` key inside one is no declaration. */
