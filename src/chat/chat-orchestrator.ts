@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { clientErrorLogFields } from '../common/errors/error-writer';
 import { OutputValidator } from '../common/json-schema/output-validator';
-import { loggedModelId, redactSecrets } from '../common/logging/request-log';
+import { loggedModelId, redactQuotedSecrets } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { ChatEvent, PolledEvents, UsageEvent } from '../core/chat-event';
@@ -644,7 +644,9 @@ class ChatTelemetry {
       error_code: failure?.code ?? fields.errorCode,
       param: fields.param,
       error_message:
-        knownModel || fields.error_message === undefined ? fields.error_message : redactSecrets(fields.error_message),
+        knownModel || fields.error_message === undefined
+          ? fields.error_message
+          : redactQuotedSecrets(fields.error_message),
       ...(failure ? failureLogFields(failure) : undefined),
       err: fields.err,
       tool_calls: fields.toolCalls ?? 0,

@@ -315,6 +315,15 @@ export function redactSecrets(text: string): string {
 }
 
 /**
+ * A message of ours that quotes what the client sent in double quotes (`model "…": …`), fit for a
+ * log line: keys and tokens inside the quotes redacted (redactSecrets), our own words, fix texts
+ * included (which name `Authorization: Bearer`), left whole.
+ */
+export function redactQuotedSecrets(message: string): string {
+  return message.replace(/"[^"]*"/g, redactSecrets);
+}
+
+/**
  * An upstream's error message fit for a log line: the query and fragment of every URL replaced by
  * `?[redacted]` (withoutUrlQuery), every quoted span by `[quoted]` (an
  * upstream quotes back what it was sent: Google's `Invalid value at 'contents[0]' (TYPE_STRING),
