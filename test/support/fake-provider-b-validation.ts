@@ -8,6 +8,11 @@
  *   `Invalid JSON payload received. Unknown name "const" at 'request.tools[0].function_declarations[0].parameters.properties[1].value': Cannot find field.`
  *   (zed-industries/zed#44875, danny-avila/LibreChat#11761);
  * - a declaration with both `parameters` and `parametersJsonSchema` (they are mutually exclusive);
+ * - a `parametersJsonSchema` (full JSON Schema, what the gateway sends) holding a `$ref` that points
+ *   at nothing in that schema, such as a `#/$defs/…` whose `$defs` is gone. The real answer reads
+ *   `reference to undefined schema at properties.target_object.anyOf.1`
+ *   (google-gemini/gemini-cli#13326). A reference that resolves is accepted, as the real backend
+ *   resolves it (googleapis/python-genai#1122);
  * - a function-call turn whose next content does not answer every call with exactly one
  *   `functionResponse` ("Please ensure that the number of function response parts is equal to
  *   the number of function call parts of the function call turn.");
@@ -126,6 +131,10 @@ export function rejectionOf(body: any): string | undefined {
       const problem = schemaProblem(declaration.parameters, `${at}.parameters`);
       if (problem) return problem;
     }
+    if (declaration.parametersJsonSchema !== undefined) {
+      const dangling = danglingReference(declaration.parametersJsonSchema, declaration.parametersJsonSchema, []);
+      if (dangling !== undefined) return `reference to undefined schema at ${dangling}`;
+    }
   }
   return pairingProblem(request?.contents ?? []);
 }
@@ -152,6 +161,66 @@ function schemaProblem(schema: any, at: string): string | undefined {
     if (problem) return problem;
   }
   return undefined;
+}
+
+/** Keywords whose values are data, not schemas: a `$ref` key inside them is a value like any other. */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples', 'example']);
+/** Keywords whose values map names (or patterns) to schemas: their keys are names, never keywords. */
+const NAME_MAPS = new Set([
+  'properties',
+  'patternProperties',
+  'dependentSchemas',
+  'dependencies',
+  '$defs',
+  'definitions',
+]);
+
+/**
+ * The dotted path of the first `$ref` that does not resolve within `root`, looked for in every
+ * object of the schema but data values, whatever keyword holds it (so a keyword the gateway forgets
+ * to walk cannot hide one); undefined when every reference resolves.
+ */
+function danglingReference(node: unknown, root: unknown, at: readonly string[]): string | undefined {
+  if (Array.isArray(node)) {
+    for (const [index, child] of node.entries()) {
+      const found = danglingReference(child, root, [...at, String(index)]);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof node !== 'object' || node === null) return undefined;
+  const schema = node as Record<string, unknown>;
+  if (typeof schema.$ref === 'string' && !resolves(root, schema.$ref)) return at.join('.') || '(root)';
+  for (const [key, value] of Object.entries(schema)) {
+    if (DATA_KEYWORDS.has(key)) continue;
+    const named = NAME_MAPS.has(key) && typeof value === 'object' && value !== null && !Array.isArray(value);
+    const children: [string[], unknown][] = named
+      ? Object.entries(value).map(([name, child]) => [[...at, key, name], child])
+      : [[[...at, key], value]];
+    for (const [path, child] of children) {
+      const found = danglingReference(child, root, path);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/** True for `#` or a JSON pointer `#/…` that names an object or boolean schema inside `root`; nothing is fetched. */
+function resolves(root: unknown, ref: string): boolean {
+  if (ref === '#') return true;
+  if (!ref.startsWith('#/')) return false;
+  let current: any = root;
+  for (const raw of ref.slice(2).split('/')) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    } catch {
+      return false;
+    }
+    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, segment)) return false;
+    current = current[segment];
+  }
+  return (typeof current === 'object' && current !== null) || typeof current === 'boolean';
 }
 
 function pairingProblem(contents: any[]): string | undefined {

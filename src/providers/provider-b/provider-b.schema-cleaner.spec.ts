@@ -6,17 +6,41 @@ import { cleanSchema, MAX_INLINED_CHARS, MAX_REF_DEPTH } from './provider-b.sche
 
 const DROPPED = ['$schema', '$id', '$comment', '$ref', '$defs', 'definitions', 'strict'];
 
-/** Every schema node of a cleaned schema (the same places the cleaner walks). */
+/** Keywords whose value is a schema or a list of schemas (JSON Schema draft 4 to 2020-12). */
+const SUBSCHEMA_KEYWORDS = [
+  'items',
+  'additionalItems',
+  'prefixItems',
+  'contains',
+  'additionalProperties',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contentSchema',
+];
+/** Keywords whose value maps names or patterns to schemas. */
+const SUBSCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', 'dependentSchemas', 'dependencies'];
+
+/** Every schema node of a cleaned schema (every place JSON Schema reads a schema). */
 function schemaNodes(node: unknown, out: Record<string, unknown>[] = []): Record<string, unknown>[] {
   if (typeof node !== 'object' || node === null || Array.isArray(node)) return out;
   const schema = node as Record<string, unknown>;
   out.push(schema);
-  if (schema.properties) Object.values(schema.properties).forEach((child) => schemaNodes(child, out));
-  if (Array.isArray(schema.items)) schema.items.forEach((child) => schemaNodes(child, out));
-  else schemaNodes(schema.items, out);
-  for (const key of ['anyOf', 'oneOf', 'allOf'])
-    if (Array.isArray(schema[key])) (schema[key] as unknown[]).forEach((child) => schemaNodes(child, out));
-  schemaNodes(schema.not, out);
+  for (const key of SUBSCHEMA_MAP_KEYWORDS)
+    if (typeof schema[key] === 'object' && schema[key] !== null)
+      Object.values(schema[key]).forEach((child) => schemaNodes(child, out));
+  for (const key of SUBSCHEMA_KEYWORDS) {
+    const value = schema[key];
+    if (Array.isArray(value)) value.forEach((child) => schemaNodes(child, out));
+    else schemaNodes(value, out);
+  }
   return out;
 }
 
@@ -188,6 +212,116 @@ describe(cleanSchema.name, () => {
     // The cyclic Node inlines once, then its self-reference becomes an opaque object.
     expect(properties.tree).toEqual({ type: 'object', properties: { child: { type: 'object' } } });
     expect(report.unresolvedRefs).toBe(2);
+  });
+
+  describe('inlines references under every keyword that holds a schema, so no $ref outlives the dropped definitions', () => {
+    const MODE = { type: 'string', enum: ['replace', 'insert'] };
+    const EDIT = { type: 'object', properties: { line: { type: 'integer' }, mode: { $ref: '#/$defs/Mode' } } };
+    const EDIT_INLINED = { type: 'object', properties: { line: { type: 'integer' }, mode: MODE } };
+    const RULE = { type: 'object', required: ['name'] };
+    const ref = (name: string) => ({ $ref: name === 'Rule' ? '#/definitions/Rule' : `#/$defs/${name}` });
+
+    it.each<[string, unknown, unknown]>([
+      ['additionalProperties', ref('Edit'), EDIT_INLINED],
+      ['patternProperties', { '^x-': ref('Rule'), '^y-': ref('Edit') }, { '^x-': RULE, '^y-': EDIT_INLINED }],
+      ['prefixItems', [ref('Mode'), { type: 'integer' }], [MODE, { type: 'integer' }]],
+      ['items', [ref('Mode'), ref('Edit')], [MODE, EDIT_INLINED]],
+      ['items', ref('Edit'), EDIT_INLINED],
+      ['additionalItems', ref('Edit'), EDIT_INLINED],
+      ['contains', ref('Rule'), RULE],
+      ['if', ref('Rule'), RULE],
+      ['then', ref('Edit'), EDIT_INLINED],
+      ['else', ref('Mode'), MODE],
+      ['dependentSchemas', { path: ref('Rule') }, { path: RULE }],
+      ['dependencies', { path: ref('Rule'), line: ['path'] }, { path: RULE, line: ['path'] }],
+      ['propertyNames', ref('Mode'), MODE],
+      ['unevaluatedProperties', ref('Edit'), EDIT_INLINED],
+      ['unevaluatedItems', ref('Mode'), MODE],
+      ['contentSchema', ref('Edit'), EDIT_INLINED],
+      ['anyOf', [ref('Edit'), { type: 'null' }], [EDIT_INLINED, { type: 'null' }]],
+      ['not', ref('Rule'), RULE],
+    ])('%s: %j', (keyword, value, expected) => {
+      const report = { unresolvedRefs: 0 };
+      const schema = {
+        type: 'object',
+        [keyword]: value,
+        $defs: { Edit: EDIT, Mode: MODE },
+        definitions: { Rule: RULE },
+      };
+      const cleaned = cleanSchema(schema, report);
+      expect(cleaned).toEqual({ type: 'object', [keyword]: expected });
+      expect(JSON.stringify(cleaned)).not.toContain('$ref');
+      expect(report.unresolvedRefs).toBe(0);
+    });
+
+    it('inlines what an inlined definition references under those keywords, and keeps boolean schemas', () => {
+      const schema = {
+        type: 'object',
+        additionalProperties: { $ref: '#/$defs/Pair' },
+        $defs: {
+          Pair: { type: 'array', prefixItems: [{ $ref: '#/$defs/Mode' }], items: false },
+          Mode: { type: 'string', enum: ['a'] },
+        },
+      };
+      expect(cleanSchema(schema)).toEqual({
+        type: 'object',
+        additionalProperties: { type: 'array', prefixItems: [{ type: 'string', enum: ['a'] }], items: false },
+      });
+    });
+
+    it('replaces a cyclic, non-local or dynamic reference under those keywords by an opaque object and counts it', () => {
+      const report = { unresolvedRefs: 0 };
+      const cleaned = cleanSchema(
+        {
+          type: 'object',
+          properties: {
+            tree: { $ref: '#/$defs/Tree' },
+            remote: { type: 'array', prefixItems: [{ $ref: 'https://example.com/mode.json' }] },
+            recursive: { type: 'object', additionalProperties: { $recursiveRef: '#' } },
+            dynamic: { type: 'array', items: { $dynamicRef: '#node' } },
+          },
+          $defs: { Tree: { type: 'object', additionalProperties: { $ref: '#/$defs/Tree' } } },
+        },
+        report,
+      );
+      expect(cleaned.properties).toEqual({
+        tree: { type: 'object', additionalProperties: { type: 'object' } },
+        remote: { type: 'array', prefixItems: [{ type: 'object' }] },
+        recursive: { type: 'object', additionalProperties: { type: 'object' } },
+        dynamic: { type: 'array', items: { type: 'object' } },
+      });
+      expect(report.unresolvedRefs).toBe(4);
+    });
+
+    it('drops metadata and strict inside those keywords, and never touches the names of their maps', () => {
+      const meta = { $schema: 'x', $id: 'urn:x', $comment: 'c', strict: true };
+      const cleaned = cleanSchema({
+        type: 'object',
+        patternProperties: { '^strict$': { type: 'string', ...meta } },
+        dependentSchemas: { $ref: { required: ['a'], ...meta }, additionalProperties: { ...meta } },
+        if: { ...meta, properties: { a: { const: 1 } } },
+        unevaluatedProperties: { ...meta, type: 'number' },
+      });
+      expect(cleaned).toEqual({
+        type: 'object',
+        patternProperties: { '^strict$': { type: 'string' } },
+        dependentSchemas: { $ref: { required: ['a'] }, additionalProperties: {} },
+        if: { properties: { a: { const: 1 } } },
+        unevaluatedProperties: { type: 'number' },
+      });
+    });
+
+    it('leaves a $ref inside data (const, enum, default, examples) as the value it is', () => {
+      const data = { $ref: '#/$defs/Gone' };
+      const schema = { type: 'object', const: data, enum: [data], default: data, examples: [data] };
+      expect(cleanSchema(schema)).toEqual(schema);
+    });
+
+    it('counts a reference inlined under any of those keywords against the budget', () => {
+      const report: { unresolvedRefs: number; inlinedChars?: number } = { unresolvedRefs: 0 };
+      cleanSchema({ type: 'object', additionalProperties: { $ref: '#/$defs/Item' }, $defs: { Item: ITEM } }, report);
+      expect(report.inlinedChars).toBe(JSON.stringify(ITEM).length);
+    });
   });
 
   it(`follows a chain of references up to depth ${MAX_REF_DEPTH} and no further`, () => {

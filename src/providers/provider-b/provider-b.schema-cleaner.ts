@@ -5,14 +5,45 @@ import { GatewayError } from '../../core/gateway.error';
  * Tool schemas go to Code Assist as `parametersJsonSchema` (as the Gemini CLI declares every
  * tool), which takes full JSON Schema: `const`, `oneOf`, `allOf`, `not`, type arrays,
  * `additionalProperties`, `exclusiveMinimum`… all pass unchanged. Preparing a schema walks every
- * schema node — the root, each value of `properties` (property names are never touched), `items`
- * (one schema or an array), members of `anyOf`/`oneOf`/`allOf`, and `not` — inlines local
- * `$ref`s (the declaration must stand alone) and drops only document metadata and OpenAI's
- * `strict` flag, which are not part of a parameter schema. Hand-written: no schema library
- * inlines references this way while leaving every other keyword alone.
+ * place JSON Schema (draft 4 to 2020-12) reads a schema: the root, each value of the maps in
+ * SUBSCHEMA_MAP_KEYWORDS (the names are never touched) and the schema or each schema of the
+ * keywords in SUBSCHEMA_KEYWORDS. At each node it inlines local `$ref`s (the definitions are
+ * dropped, so a reference anywhere the walk misses would dangle, which the backend refuses) and
+ * drops only document metadata and OpenAI's `strict` flag, which are not part of a parameter
+ * schema. Data (`const`, `enum`, `default`, `examples`) and unknown keywords are copied as they
+ * are. Hand-written: no schema library inlines references this way while leaving every other
+ * keyword alone.
  */
 const DROPPED_KEYWORDS = new Set(['$schema', '$id', '$comment', '$ref', '$defs', 'definitions', 'strict']);
-const COMBINATORS = ['anyOf', 'oneOf', 'allOf'] as const;
+/** Keywords whose value is a schema or a list of schemas (`items` is either: draft 7 tuples). */
+const SUBSCHEMA_KEYWORDS = new Set([
+  'items',
+  'additionalItems',
+  'prefixItems',
+  'contains',
+  'additionalProperties',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contentSchema',
+]);
+/**
+ * Keywords whose value maps property names or patterns to schemas. Draft 7's `dependencies` maps a
+ * name to a schema or to a list of names, which is copied as it is.
+ */
+const SUBSCHEMA_MAP_KEYWORDS = new Set(['properties', 'patternProperties', 'dependentSchemas', 'dependencies']);
+/**
+ * References resolved against anchors (`$dynamicAnchor`, `$recursiveAnchor`) rather than a
+ * pointer: never inlined, like a cyclic reference (`$recursiveRef` is one by definition).
+ */
+const DYNAMIC_REF_KEYWORDS = ['$dynamicRef', '$recursiveRef'] as const;
 export const MAX_REF_DEPTH = 8;
 /**
  * What inlining may add to one request's tool schemas, in characters of serialized JSON. The depth
@@ -27,7 +58,7 @@ export const MAX_INLINED_CHARS = 1024 * 1024;
 const OPAQUE_OBJECT = { type: 'object' } as const;
 
 export interface SchemaCleanReport {
-  /** References replaced by `{"type":"object"}` (cyclic, deeper than 8, not local, or missing). */
+  /** References replaced by `{"type":"object"}` (cyclic, deeper than 8, not local, missing, or dynamic). */
   unresolvedRefs: number;
   /**
    * Characters of `$ref` targets inlined so far by every schema cleaned with this report (the
@@ -62,18 +93,14 @@ function cleanNode(
   }
   const { schema, stack } = inlined;
   const clean = (child: unknown): unknown =>
-    isJsonObject(child) ? cleanNode(child, root, stack, report, sizes) : child;
+    isJsonObject(child) ? cleanNode(child, root, stack, report, sizes) : structuredClone(child);
   const result: Schema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (DROPPED_KEYWORDS.has(key)) continue;
-    if (key === 'properties' && isJsonObject(value)) {
-      result.properties = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, clean(child)]));
-    } else if (key === 'items') {
-      result.items = Array.isArray(value) ? value.map(clean) : clean(value);
-    } else if ((COMBINATORS as readonly string[]).includes(key) && Array.isArray(value)) {
-      result[key] = value.map(clean);
-    } else if (key === 'not') {
-      result.not = clean(value);
+    if (SUBSCHEMA_MAP_KEYWORDS.has(key) && isJsonObject(value)) {
+      result[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, clean(child)]));
+    } else if (SUBSCHEMA_KEYWORDS.has(key)) {
+      result[key] = Array.isArray(value) ? value.map(clean) : clean(value);
     } else {
       result[key] = structuredClone(value);
     }
@@ -85,7 +112,7 @@ function cleanNode(
  * Replaces `{"$ref": "#/…"}` by a copy of the target merged with the node's sibling keys (the
  * siblings win), repeatedly, while tracking the chain of references on the current path and
  * counting each target against MAX_INLINED_CHARS before it is copied.
- * Returns undefined for a cyclic, too deep, non-local or dangling reference.
+ * Returns undefined for a cyclic, too deep, non-local, dangling or dynamic reference.
  */
 function inlineRefs(
   node: Schema,
@@ -96,7 +123,9 @@ function inlineRefs(
 ): { schema: Schema; stack: readonly string[] } | undefined {
   let schema = node;
   let stack = refStack;
-  while (typeof schema.$ref === 'string') {
+  for (;;) {
+    if (DYNAMIC_REF_KEYWORDS.some((keyword) => typeof schema[keyword] === 'string')) return undefined;
+    if (typeof schema.$ref !== 'string') break;
     const ref = schema.$ref;
     if (stack.includes(ref) || stack.length >= MAX_REF_DEPTH) return undefined;
     const target = resolveLocalRef(root, ref);
