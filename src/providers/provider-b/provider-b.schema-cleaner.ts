@@ -1,4 +1,5 @@
 import { isJsonObject } from '../../common/json';
+import { SCHEMA_MAPS } from '../../common/json-schema/schema-bounds';
 import { GatewayError } from '../../core/gateway.error';
 
 /**
@@ -6,7 +7,8 @@ import { GatewayError } from '../../core/gateway.error';
  * tool), which takes full JSON Schema: `const`, `oneOf`, `allOf`, `not`, type arrays,
  * `additionalProperties`, `exclusiveMinimum`… all pass unchanged. Preparing a schema walks every
  * place JSON Schema (draft 4 to 2020-12) reads a schema: the root, each value of the maps in
- * SUBSCHEMA_MAP_KEYWORDS (the names are never touched) and the schema or each schema of the
+ * SCHEMA_MAPS (the names are never touched; draft 7's `dependencies` may map a name to a list of
+ * names, copied as it is; `$defs` and `definitions` are dropped before) and the schema or each schema of the
  * keywords in SUBSCHEMA_KEYWORDS. At each node it inlines local `$ref`s (the definitions are
  * dropped, so a reference anywhere the walk misses would dangle, which the backend refuses) and
  * drops only document metadata and OpenAI's `strict` flag, which are not part of a parameter
@@ -34,11 +36,6 @@ const SUBSCHEMA_KEYWORDS = new Set([
   'else',
   'contentSchema',
 ]);
-/**
- * Keywords whose value maps property names or patterns to schemas. Draft 7's `dependencies` maps a
- * name to a schema or to a list of names, which is copied as it is.
- */
-const SUBSCHEMA_MAP_KEYWORDS = new Set(['properties', 'patternProperties', 'dependentSchemas', 'dependencies']);
 /**
  * References resolved against anchors (`$dynamicAnchor`, `$recursiveAnchor`) rather than a
  * pointer: never inlined, like a cyclic reference (`$recursiveRef` is one by definition).
@@ -97,7 +94,7 @@ function cleanNode(
   const result: Schema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (DROPPED_KEYWORDS.has(key)) continue;
-    if (SUBSCHEMA_MAP_KEYWORDS.has(key) && isJsonObject(value)) {
+    if (SCHEMA_MAPS.has(key) && isJsonObject(value)) {
       result[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, clean(child)]));
     } else if (SUBSCHEMA_KEYWORDS.has(key)) {
       result[key] = Array.isArray(value) ? value.map(clean) : clean(value);
