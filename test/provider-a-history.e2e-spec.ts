@@ -56,7 +56,7 @@ describe('provider_a repairs agent histories before every request (fake rejects 
 
     const post = (body: Json) => postChatBody(gateway, body);
 
-    it('answers a cancelled parallel call with an aborted output placed after the calls', async () => {
+    it('answers a cancelled parallel call with an aborted output placed after the calls, in call order', async () => {
       fake().enqueue(textReply('ok'));
       const response = await post({
         model: 'gpt-5.6-sol',
@@ -77,8 +77,8 @@ describe('provider_a repairs agent histories before every request (fake rejects 
       expect(calls).toEqual([
         expect.objectContaining({ type: 'function_call', call_id: 'call_a' }),
         expect.objectContaining({ type: 'function_call', call_id: 'call_b' }),
-        { type: 'function_call_output', call_id: 'call_b', output: 'aborted' },
         { type: 'function_call_output', call_id: 'call_a', output: 'FILE-CONTENT' },
+        { type: 'function_call_output', call_id: 'call_b', output: 'aborted' },
       ]);
     });
 
@@ -124,6 +124,87 @@ describe('provider_a repairs agent histories before every request (fake rejects 
         call_id: 'call_last',
         output: 'aborted',
       });
+    });
+
+    const output = (id: string, text: string, type = 'function_call_output') => ({ type, call_id: id, output: text });
+    const callItem = (id: string, name: string) =>
+      expect.objectContaining({ type: 'function_call', call_id: id, name });
+
+    it('moves results sent after two call turns each right after its own call', async () => {
+      fake().enqueue(textReply('ok'));
+      const response = await post({
+        model: 'gpt-5.6-sol',
+        tools: [tool('read_file'), tool('grep')],
+        messages: [
+          { role: 'user', content: 'read, then grep' },
+          { role: 'assistant', content: null, tool_calls: [call('call_a', 'read_file')] },
+          { role: 'assistant', content: null, tool_calls: [call('call_b', 'grep')] },
+          { role: 'tool', tool_call_id: 'call_a', content: 'R-A' },
+          { role: 'tool', tool_call_id: 'call_b', content: 'R-B' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.violation).toBeUndefined();
+      expect(conversation(request.body!).slice(1)).toEqual([
+        callItem('call_a', 'read_file'),
+        output('call_a', 'R-A'),
+        callItem('call_b', 'grep'),
+        output('call_b', 'R-B'),
+      ]);
+    });
+
+    it('takes a result sent after a user message as its call’s answer, placed before that message', async () => {
+      fake().enqueue(textReply('ok'));
+      const response = await post({
+        model: 'gpt-5.6-sol',
+        tools: [tool('read_file'), tool('grep')],
+        messages: [
+          { role: 'user', content: 'look' },
+          { role: 'assistant', content: null, tool_calls: [call('call_a', 'read_file'), call('call_b', 'grep')] },
+          { role: 'tool', tool_call_id: 'call_a', content: 'R-A' },
+          { role: 'user', content: 'grep is slow' },
+          { role: 'tool', tool_call_id: 'call_b', content: 'R-B' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.violation).toBeUndefined();
+      expect(conversation(request.body!).slice(1)).toEqual([
+        callItem('call_a', 'read_file'),
+        callItem('call_b', 'grep'),
+        output('call_a', 'R-A'),
+        output('call_b', 'R-B'),
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'grep is slow' }] },
+      ]);
+    });
+
+    it('gives each result the kind of the call it answers when two turns reuse one call id', async () => {
+      fake().enqueue(textReply('ok'));
+      const response = await post({
+        model: 'gpt-5.6-sol',
+        tools: [tool('read_file'), { type: 'custom', custom: { name: 'apply_patch', description: 'patch' } }],
+        messages: [
+          { role: 'user', content: 'read, then patch' },
+          { role: 'assistant', content: null, tool_calls: [call('call_0', 'read_file')] },
+          { role: 'tool', tool_call_id: 'call_0', content: 'R-A' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_0', type: 'custom', custom: { name: 'apply_patch', input: 'PATCH' } }],
+          },
+          { role: 'tool', tool_call_id: 'call_0', content: 'R-B' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.violation).toBeUndefined();
+      expect(conversation(request.body!).slice(1)).toEqual([
+        callItem('call_0', 'read_file'),
+        output('call_0', 'R-A'),
+        { type: 'custom_tool_call', call_id: 'call_0', name: 'apply_patch', input: 'PATCH' },
+        output('call_0', 'R-B', 'custom_tool_call_output'),
+      ]);
     });
 
     it('shortens MCP and dotted tool names in tools, tool_choice and history, and maps calls back to the client name', async () => {

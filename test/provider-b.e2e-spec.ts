@@ -546,6 +546,78 @@ describe('provider_b over POST /v1/chat/completions', () => {
       ]);
       expect(JSON.stringify(contents)).not.toContain('SECRET-TOOL-OUTPUT');
     });
+
+    const response = (id: string, name: string, output: string) => ({
+      functionResponse: { id, name, response: { output } },
+    });
+    const callPart = (id: string, name: string, file: string) =>
+      expect.objectContaining({ functionCall: { id, name, args: { path: file } } });
+
+    it('moves the results sent after two call turns each right after its own call, never answering one as cancelled', async () => {
+      const messages = [
+        { role: 'user', content: 'read a, then b' },
+        { role: 'assistant', content: null, tool_calls: [call('call_a', 'a')] },
+        { role: 'assistant', content: null, tool_calls: [call('call_b', 'b')] },
+        { role: 'tool', tool_call_id: 'call_a', content: 'R-A' },
+        { role: 'tool', tool_call_id: 'call_b', content: 'R-B' },
+      ];
+      const result = await streamChat(gateway, { tools, messages });
+      expect(result.status).toBe(200);
+      const contents = fake.requests('streamGenerateContent')[0].body.request.contents;
+      expect(contents).toEqual([
+        { role: 'user', parts: [{ text: 'read a, then b' }] },
+        { role: 'model', parts: [callPart('call_a', 'read_file', 'a')] },
+        { role: 'user', parts: [response('call_a', 'read_file', 'R-A')] },
+        { role: 'model', parts: [callPart('call_b', 'read_file', 'b')] },
+        { role: 'user', parts: [response('call_b', 'read_file', 'R-B')] },
+      ]);
+    });
+
+    it('takes a result sent after a user message as its call’s answer, placed before that message', async () => {
+      const messages = [
+        { role: 'user', content: 'read a and b' },
+        { role: 'assistant', content: null, tool_calls: [call('call_a', 'a'), call('call_b', 'b')] },
+        { role: 'tool', tool_call_id: 'call_a', content: 'R-A' },
+        { role: 'user', content: 'b is slow' },
+        { role: 'tool', tool_call_id: 'call_b', content: 'R-B' },
+      ];
+      const result = await streamChat(gateway, { tools, messages });
+      expect(result.status).toBe(200);
+      const contents = fake.requests('streamGenerateContent')[0].body.request.contents;
+      expect(contents.map((content: any) => content.role)).toEqual(['user', 'model', 'user']);
+      expect(contents[2].parts).toEqual([
+        response('call_a', 'read_file', 'R-A'),
+        response('call_b', 'read_file', 'R-B'),
+        { text: 'b is slow' },
+      ]);
+    });
+
+    it('names each result after the call it answers when two turns reuse one call id', async () => {
+      const listDir = { type: 'function', function: { name: 'list_dir', parameters: { type: 'object' } } };
+      const messages = [
+        { role: 'user', content: 'read a, then list' },
+        { role: 'assistant', content: null, tool_calls: [call('call_0', 'a')] },
+        { role: 'tool', tool_call_id: 'call_0', content: 'R-A' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'list_dir', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_0', content: 'R-B' },
+      ];
+      const result = await streamChat(gateway, { tools: [...tools, listDir], messages });
+      expect(result.status).toBe(200);
+      const contents = fake.requests('streamGenerateContent')[0].body.request.contents;
+      expect(contents.slice(1)).toEqual([
+        { role: 'model', parts: [callPart('call_0', 'read_file', 'a')] },
+        { role: 'user', parts: [response('call_0', 'read_file', 'R-A')] },
+        {
+          role: 'model',
+          parts: [expect.objectContaining({ functionCall: { id: 'call_0', name: 'list_dir', args: {} } })],
+        },
+        { role: 'user', parts: [response('call_0', 'list_dir', 'R-B')] },
+      ]);
+    });
   });
 
   describe('tool names Gemini refuses (docs/upstream/provider-b.md §7.4, §13.30)', () => {

@@ -353,6 +353,67 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
+    describe('results the client sent away from their calls still answer them (docs/upstream/provider-c.md §4)', () => {
+      const call = (id: string, name: string, args: unknown) => ({
+        id,
+        type: 'function',
+        function: { name, arguments: JSON.stringify(args) },
+      });
+      const LIST = { type: 'function', function: { name: 'list', parameters: { type: 'object' } } };
+      /** The prompt the CLI sent the API for `history` (its tools read_file and list). */
+      const promptFor = async (history: unknown[]): Promise<string> => {
+        const { marker, messages } = scripted([textReply('Done.')]);
+        const result = await streamChat(gateway, { messages: [...messages, ...history], tools: [READ_FILE, LIST] });
+        expect(contents(result).join('')).toBe('Done.');
+        return api.messages(marker)[0].body.messages[0].content;
+      };
+
+      it.concurrent('results sent after two call turns each follow their own call', async () => {
+        const sent = await promptFor([
+          { role: 'assistant', content: null, tool_calls: [call('call_a', 'read_file', { path: 'a' })] },
+          { role: 'assistant', content: null, tool_calls: [call('call_b', 'list', {})] },
+          { role: 'tool', tool_call_id: 'call_a', content: 'R-A' },
+          { role: 'tool', tool_call_id: 'call_b', content: 'R-B' },
+        ]);
+        expect(sent).toContain(
+          `Assistant:\n${fenceText('read_file', { path: 'a' })}\n\nTool result (read_file):\nR-A\n\n` +
+            `Assistant:\n${fenceText('list', {})}\n\nTool result (list):\nR-B\n\n`,
+        );
+        expect(sent).not.toContain('cancelled before it returned');
+      });
+
+      it.concurrent('a result sent after a user message answers its call, before that message', async () => {
+        const sent = await promptFor([
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [call('call_a', 'read_file', { path: 'a' }), call('call_b', 'list', {})],
+          },
+          { role: 'tool', tool_call_id: 'call_a', content: 'R-A' },
+          { role: 'user', content: 'list is slow' },
+          { role: 'tool', tool_call_id: 'call_b', content: 'R-B' },
+        ]);
+        expect(sent).toContain('Tool result (read_file):\nR-A\n\nTool result (list):\nR-B\n\nUser:\nlist is slow');
+        expect(sent).not.toContain('cancelled before it returned');
+      });
+
+      it.concurrent(
+        'when two turns reuse one call id, each result follows and is named after its own call',
+        async () => {
+          const sent = await promptFor([
+            { role: 'assistant', content: null, tool_calls: [call('call_0', 'read_file', { path: 'a' })] },
+            { role: 'tool', tool_call_id: 'call_0', content: 'R-A' },
+            { role: 'assistant', content: null, tool_calls: [call('call_0', 'list', {})] },
+            { role: 'tool', tool_call_id: 'call_0', content: 'R-B' },
+          ]);
+          expect(sent).toContain(
+            `Assistant:\n${fenceText('read_file', { path: 'a' })}\n\nTool result (read_file):\nR-A\n\n` +
+              `Assistant:\n${fenceText('list', {})}\n\nTool result (list):\nR-B\n\n`,
+          );
+        },
+      );
+    });
+
     it.concurrent('an empty tool result reaches the model as "(no output)", answering its call', async () => {
       const { marker, messages } = scripted([textReply('x was created.')]);
       const history = [

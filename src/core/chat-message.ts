@@ -213,18 +213,12 @@ export function readHistoryToolCall(call: ChatToolCall, customNames: ReadonlySet
   return { id, name, kind: customNames.has(name) ? 'custom' : 'function', payload, thoughtSignature: signature };
 }
 
-/** Map of tool-call id → call for every assistant `tool_calls` entry in the history. */
-export function historyToolCallsById(
-  messages: readonly ChatMessage[],
-  customNames: ReadonlySet<string>,
-): Map<string, HistoryToolCall> {
-  const byId = new Map<string, HistoryToolCall>();
-  for (const message of messages) {
-    if (message.role !== 'assistant' || !Array.isArray(message.tool_calls)) continue;
-    for (const call of message.tool_calls) {
-      const read = readHistoryToolCall(call, customNames);
-      if (read && read.id !== '' && !byId.has(read.id)) byId.set(read.id, read);
-    }
+/** An assistant message's calls, in order, each read by readHistoryToolCall (nameless entries left out). */
+export function historyToolCalls(message: ChatMessage, customNames: ReadonlySet<string>): HistoryToolCall[] {
+  const calls: HistoryToolCall[] = [];
+  for (const raw of message.tool_calls ?? []) {
+    const call = readHistoryToolCall(raw, customNames);
+    if (call) calls.push(call);
   }
-  return byId;
+  return calls;
 }

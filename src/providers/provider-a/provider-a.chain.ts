@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import type { ChatMessage, ChatToolCall } from '../../core/chat-message';
-import { conversationInput } from './provider-a.input-items';
+import { historyToolCalls } from '../../core/chat-message';
+import { assistantItems, responsesParts } from './provider-a.input-items';
 
 /**
  * What the server holds for a response chain on one open WebSocket (Responses WebSocket mode
@@ -86,7 +87,8 @@ export function chainAfterTurn(
   if (!responseId || !Array.isArray(input)) return undefined;
   const echo = echoMessage(outputItems);
   if (!echo) return undefined;
-  const echoed = conversationInput([echo], customNames).items;
+  // The outputs are not echoed: the client sends them with its next turn.
+  const echoed = assistantItems(responsesParts(echo), historyToolCalls(echo, customNames));
   return { shape: shape ?? requestShape(fullBody), items: [...(input as JsonObject[]), ...echoed], responseId };
 }
 

@@ -5,7 +5,6 @@ import {
   assertCarriedContent,
   conversationInput,
   normalizeCallId,
-  pairCallsWithOutputs,
   modelImageRefusal,
   RESPONSES_TOOL_NAMES,
   responsesParts,
@@ -123,35 +122,54 @@ describe(modelImageRefusal.name, () => {
   });
 });
 
-const fcall = (id: string) => ({ type: 'function_call', call_id: id, name: 'f', arguments: '{}' });
-const fout = (id: string) => ({ type: 'function_call_output', call_id: id, output: 'x' });
-const user = { type: 'message', role: 'user', content: [] };
+describe(`${conversationInput.name}: calls and their outputs`, () => {
+  const call = (id: string, name: string) => ({ id, type: 'function', function: { name, arguments: '' } });
+  const patch = (id: string) => ({ id, type: 'custom', custom: { name: 'apply_patch', input: 'PATCH' } });
+  const result = (id: string, content: string) => ({ role: 'tool' as const, tool_call_id: id, content });
+  const fcall = (id: string, name: string) => ({ type: 'function_call', call_id: id, name, arguments: '{}' });
+  const ccall = (id: string) => ({ type: 'custom_tool_call', call_id: id, name: 'apply_patch', input: 'PATCH' });
+  const fout = (id: string, output: string) => ({ type: 'function_call_output', call_id: id, output });
+  const cout = (id: string, output: string) => ({ type: 'custom_tool_call_output', call_id: id, output });
 
-describe('pairCallsWithOutputs', () => {
-  it('leaves complete pairs alone', () => {
-    const input = [user, fcall('a'), fout('a')];
-    expect(pairCallsWithOutputs(input)).toEqual({ items: input, abortedCalls: 0, orphanOutputs: 0 });
-  });
-
-  it('gives unanswered calls an aborted output of their own kind after the run of calls', () => {
-    const custom = { type: 'custom_tool_call', call_id: 'c', name: 'apply_patch', input: '' };
-    const result = pairCallsWithOutputs([fcall('a'), fcall('b'), custom, fout('a'), user]);
-    expect(result.items).toEqual([
-      fcall('a'),
-      fcall('b'),
-      custom,
-      { type: 'function_call_output', call_id: 'b', output: 'aborted' },
-      { type: 'custom_tool_call_output', call_id: 'c', output: 'aborted' },
-      fout('a'),
-      user,
+  it('puts each output right after the calls of its message, in call order, with an aborted one for an unanswered call of its own kind', () => {
+    const input = conversationInput(
+      [
+        { role: 'assistant', content: 'Working.', tool_calls: [call('a', 'f'), call('b', 'g'), patch('c')] },
+        result('b', 'R-B'),
+        { role: 'user', content: 'stop' },
+        result('gone', 'ORPHAN'),
+      ],
+      new Set(),
+    );
+    expect(input.items).toEqual([
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Working.' }] },
+      fcall('a', 'f'),
+      fcall('b', 'g'),
+      ccall('c'),
+      fout('a', 'aborted'),
+      fout('b', 'R-B'),
+      cout('c', 'aborted'),
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'stop' }] },
     ]);
-    expect(result.abortedCalls).toBe(2);
+    expect(input).toMatchObject({ abortedCalls: 2, orphanOutputs: 1 });
   });
 
-  it('drops outputs whose call is missing or comes later', () => {
-    const result = pairCallsWithOutputs([fout('gone'), user, fout('late'), fcall('late'), fout('late')]);
-    expect(result.items).toEqual([user, fcall('late'), fout('late')]);
-    expect(result.orphanOutputs).toBe(2);
+  it("gives an output its own call's kind when two turns reuse one call id", () => {
+    const input = conversationInput(
+      [
+        { role: 'assistant', content: null, tool_calls: [call('call_0', 'read')] },
+        result('call_0', 'R-A'),
+        { role: 'assistant', content: null, tool_calls: [patch('call_0')] },
+        result('call_0', 'R-B'),
+      ],
+      new Set(),
+    );
+    expect(input.items).toEqual([
+      fcall('call_0', 'read'),
+      fout('call_0', 'R-A'),
+      ccall('call_0'),
+      cout('call_0', 'R-B'),
+    ]);
   });
 });
 

@@ -1,14 +1,12 @@
 import { sha256Hex } from '../../common/hashing';
 import { isJsonObject, type JsonObject } from '../../common/json';
-import type { ChatMessage, NormalizedTool, ToolDefinition } from '../../core/chat-message';
+import type { ChatMessage, HistoryToolCall, NormalizedTool, ToolDefinition } from '../../core/chat-message';
 import {
-  historyToolCallsById,
   imageDetailOf,
   imageInRole,
   imageUrlOf,
   isImagePart,
   partTypeName,
-  readHistoryToolCall,
   textOfPart,
   toolSource,
   unsupportedPartFix,
@@ -17,6 +15,7 @@ import { GatewayError } from '../../core/gateway.error';
 import type { ResolvedModel } from '../../core/resolved-model';
 import { clientExecutedTool } from '../shared/hosted-tools';
 import { dataImageUrl, inlineImageFault, inlineImageOf } from '../shared/inline-image';
+import { pairToolResults } from '../shared/tool-pairing';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
 import { quoted } from '../../core/quoted';
@@ -41,22 +40,28 @@ export interface ConversationInput {
   readonly systemTexts: string[];
   /** The conversation as Responses input items, in order. */
   readonly items: JsonObject[];
+  /** Calls no tool message answered, sent with an `aborted` output. */
+  readonly abortedCalls: number;
+  /** Tool messages that answer no call, dropped. */
+  readonly orphanOutputs: number;
 }
 
 /**
  * Pure: messages → instructions texts and input items, of content assertCarriedContent passed.
- * Tool calls and their results are paired by the normalized call id N(id), and a result takes the
- * kind (function/custom) of its call.
+ * Each assistant message's calls are followed by their outputs in call order, found by id
+ * wherever the client sent them (shared/tool-pairing.ts), each of its call's kind
+ * (function/custom); a call without one gets an `aborted` output, as the Codex CLI records a call
+ * the user interrupted, since the backend refuses unpaired items.
  */
 export function conversationInput(
   messages: readonly ChatMessage[],
   customNames: ReadonlySet<string>,
 ): ConversationInput {
-  const calls = historyToolCallsById(messages, customNames);
+  const paired = pairToolResults(messages, customNames);
   const systemTexts: string[] = [];
   const items: JsonObject[] = [];
 
-  for (const message of messages) {
+  for (const { message, calls, results } of paired.messages) {
     const parts = responsesParts(message);
     switch (message.role) {
       case 'system':
@@ -70,42 +75,51 @@ export function conversationInput(
         if (content.length > 0) items.push({ type: 'message', role: 'user', content });
         break;
       }
-      case 'assistant': {
-        const text = textsOf(parts).join('\n');
-        if (text !== '') items.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] });
-        for (const rawCall of message.tool_calls ?? []) {
-          const call = readHistoryToolCall(rawCall, customNames);
-          if (!call) continue;
-          const callId = normalizeCallId(call.id);
-          items.push(
-            call.kind === 'custom'
-              ? { type: 'custom_tool_call', call_id: callId, name: call.name, input: call.payload }
-              : {
-                  type: 'function_call',
-                  call_id: callId,
-                  name: call.name,
-                  arguments: call.payload === '' ? '{}' : call.payload,
-                },
-          );
-        }
+      case 'assistant':
+        items.push(...assistantItems(parts, calls));
+        calls.forEach((call, index) => items.push(outputItem(call, results[index])));
         break;
-      }
-      case 'tool': {
-        const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
-        // The body rules refuse a tool message without its call's id; none gets here.
-        if (id === '') break;
-        const kind = calls.get(id)?.kind ?? 'function';
-        items.push({
-          type: kind === 'custom' ? 'custom_tool_call_output' : 'function_call_output',
-          call_id: normalizeCallId(id),
-          // A result with images goes up as a list of parts, else as one string (texts joined).
-          output: parts.some((part) => part.type === 'input_image') ? parts : textsOf(parts).join('\n'),
-        });
-        break;
-      }
     }
   }
-  return { systemTexts, items };
+  return { systemTexts, items, abortedCalls: paired.cancelledCalls, orphanOutputs: paired.orphanResults };
+}
+
+/**
+ * An assistant message as input items: its text (`parts`, its responsesParts), then its calls;
+ * their outputs are not part of it.
+ */
+export function assistantItems(parts: readonly ResponsesPart[], calls: readonly HistoryToolCall[]): JsonObject[] {
+  const items: JsonObject[] = [];
+  const text = textsOf(parts).join('\n');
+  if (text !== '') items.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] });
+  for (const call of calls) {
+    const callId = normalizeCallId(call.id);
+    items.push(
+      call.kind === 'custom'
+        ? { type: 'custom_tool_call', call_id: callId, name: call.name, input: call.payload }
+        : {
+            type: 'function_call',
+            call_id: callId,
+            name: call.name,
+            arguments: call.payload === '' ? '{}' : call.payload,
+          },
+    );
+  }
+  return items;
+}
+
+/** The output answering `call`: its result, or `aborted` when the client sent none. */
+function outputItem(call: HistoryToolCall, result: ChatMessage | undefined): JsonObject {
+  const type = call.kind === 'custom' ? 'custom_tool_call_output' : 'function_call_output';
+  const callId = normalizeCallId(call.id);
+  if (!result) return { type, call_id: callId, output: ABORTED_CALL_OUTPUT };
+  const parts = responsesParts(result);
+  // A result with images goes up as a list of parts, else as one string (texts joined).
+  return {
+    type,
+    call_id: callId,
+    output: parts.some((part) => part.type === 'input_image') ? parts : textsOf(parts).join('\n'),
+  };
 }
 
 /** One part of a Responses message or tool output, in the backend's spelling. */
@@ -233,69 +247,6 @@ export const textsOf = (parts: readonly ResponsesPart[]) =>
 
 /** The output the Codex CLI records for a call that never got one (the user interrupted it). */
 export const ABORTED_CALL_OUTPUT = 'aborted';
-
-const OUTPUT_TYPE_OF_CALL: Readonly<Record<string, string>> = {
-  function_call: 'function_call_output',
-  custom_tool_call: 'custom_tool_call_output',
-};
-const OUTPUT_TYPES = new Set(Object.values(OUTPUT_TYPE_OF_CALL));
-
-/** The repaired input and what was changed (counts only, for the debug log). */
-export interface PairedInput {
-  readonly items: JsonObject[];
-  /** Calls that had no output and got an `aborted` one. */
-  readonly abortedCalls: number;
-  /** Outputs whose call is not in the request, dropped. */
-  readonly orphanOutputs: number;
-}
-
-const callIdOf = (item: JsonObject) => (typeof item.call_id === 'string' ? item.call_id : undefined);
-
-/**
- * Makes every call and output in a Responses input pair up, as the Codex CLI does before each
- * request (`codex-rs/core/src/context_manager/normalize.rs`): the backend answers 400 "No tool output
- * found for function call …" / "No tool call found for function call output …" otherwise, and agent
- * clients produce both (a cancelled parallel call, a history trimmed from the front). A call without
- * an output gets an `aborted` output of its own kind right after it (after earlier synthesized
- * ones, so parallel calls keep their order); an output with no call before it is dropped.
- */
-export function pairCallsWithOutputs(input: readonly JsonObject[]): PairedInput {
-  const answered = new Set<string>();
-  for (const item of input) {
-    const id = callIdOf(item);
-    if (id !== undefined && OUTPUT_TYPES.has(String(item.type))) answered.add(id);
-  }
-  const called = new Set<string>();
-  const items: JsonObject[] = [];
-  let abortedCalls = 0;
-  let orphanOutputs = 0;
-  let pendingAborted: JsonObject[] = [];
-  const flushAborted = () => {
-    items.push(...pendingAborted);
-    pendingAborted = [];
-  };
-  for (const item of input) {
-    const id = callIdOf(item);
-    const outputType = OUTPUT_TYPE_OF_CALL[String(item.type)];
-    if (outputType !== undefined && id !== undefined) {
-      items.push(item);
-      called.add(id);
-      if (!answered.has(id)) {
-        pendingAborted.push({ type: outputType, call_id: id, output: ABORTED_CALL_OUTPUT });
-        abortedCalls++;
-      }
-      continue;
-    }
-    flushAborted();
-    if (OUTPUT_TYPES.has(String(item.type)) && (id === undefined || !called.has(id))) {
-      orphanOutputs++;
-      continue;
-    }
-    items.push(item);
-  }
-  flushAborted();
-  return { items, abortedCalls, orphanOutputs };
-}
 
 // Tools: definitions and names --------------------------------------------------------------------
 

@@ -24,7 +24,6 @@ import { scaffoldForToday } from './provider-a.faithful-profile';
 import type { ToolNameMap } from '../shared/tool-names';
 import {
   conversationInput,
-  pairCallsWithOutputs,
   responsesToolChoice,
   responsesTools,
   withUpstreamToolNames,
@@ -257,9 +256,6 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     instructions = conversation.systemTexts.length > 0 ? conversation.systemTexts.join('\n\n') : DEFAULT_INSTRUCTIONS;
     input = conversation.items;
   }
-  // Before every request, as the Codex CLI does: the backend rejects unpaired calls and outputs.
-  const paired = pairCallsWithOutputs(input);
-  input = paired.items;
   const body: Json = {
     model: request.model.upstreamModel,
     instructions,
@@ -297,8 +293,8 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
   const named = withUpstreamToolNames(body);
   return {
     body: named.body,
-    abortedCalls: paired.abortedCalls,
-    orphanOutputs: paired.orphanOutputs,
+    abortedCalls: conversation.abortedCalls,
+    orphanOutputs: conversation.orphanOutputs,
     toolNames: named.names,
   };
 }

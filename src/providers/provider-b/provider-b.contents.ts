@@ -1,7 +1,7 @@
 import type { ChatMessage, HistoryToolCall } from '../../core/chat-message';
-import { historyToolCallsById, messageText, readHistoryToolCall } from '../../core/chat-message';
+import { messageText, readHistoryToolCall } from '../../core/chat-message';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
-import { pairToolResults } from '../shared/tool-pairing';
+import { CANCELLED_TOOL_OUTPUT, pairToolResults } from '../shared/tool-pairing';
 import { callArgumentsOf, userParts } from './provider-b.content-parts';
 import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types';
 
@@ -9,7 +9,7 @@ import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types'
 export interface ContentsReport {
   /** Calls the client never answered, sent with the cancelled result (shared/tool-pairing.ts). */
   cancelledToolCalls: number;
-  /** Tool results without a call right before them, dropped. */
+  /** Tool results that answer no call, dropped (shared/tool-pairing.ts). */
   orphanToolResults: number;
 }
 
@@ -18,12 +18,11 @@ export interface ConvertedMessages {
   readonly contents: CodeAssistContent[];
 }
 
-export const UNKNOWN_TOOL_NAME = 'unknown_tool';
-
 /**
  * Chat messages → Code Assist `contents` (docs/upstream/provider-b.md §6): system/developer text becomes one
  * system instruction; user → `user`, assistant → `model` with its tool calls as `functionCall`
- * parts; each run of consecutive tool messages → one `user` content of `functionResponse` parts.
+ * parts, followed by one `user` content of `functionResponse` parts answering them in call order
+ * (shared/tool-pairing.ts found each call's result wherever the client sent it).
  * `signatureFor` is the process-local signature memory (docs/upstream/provider-b.md §8).
  */
 export function convertMessages(
@@ -38,28 +37,18 @@ export function convertMessages(
   const paired = pairToolResults(clientMessages, customNames);
   report.cancelledToolCalls += paired.cancelledCalls;
   report.orphanToolResults += paired.orphanResults;
-  const messages = paired.messages;
-  const callsById = historyToolCallsById(messages, customNames);
   const systemTexts: string[] = [];
   const contents: CodeAssistContent[] = [];
-  let toolRun: CodeAssistPart[] | undefined;
 
-  for (const message of messages) {
-    if (message.role === 'tool') {
-      if (!toolRun) {
-        toolRun = [];
-        contents.push({ role: 'user', parts: toolRun });
-      }
-      toolRun.push(functionResponsePart(message, callsById));
-      continue;
-    }
-    toolRun = undefined;
+  for (const { message, calls, results } of paired.messages) {
     if (message.role === 'system' || message.role === 'developer') {
       const text = messageText(message);
       if (text !== '') systemTexts.push(text);
     } else if (message.role === 'assistant') {
       const parts = modelParts(message, customNames, signatureFor);
       if (parts.length > 0) contents.push({ role: 'model', parts });
+      if (calls.length > 0)
+        contents.push({ role: 'user', parts: calls.map((call, index) => functionResponsePart(call, results[index])) });
     } else {
       const parts = userParts(message);
       if (parts.length > 0) contents.push({ role: 'user', parts });
@@ -117,14 +106,13 @@ function modelParts(
   return parts;
 }
 
-function functionResponsePart(message: ChatMessage, callsById: ReadonlyMap<string, HistoryToolCall>): CodeAssistPart {
-  const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
-  const call = id !== '' ? callsById.get(id) : undefined;
+/** The answer to `call`: its result's text under the call's id and name, or the cancelled result. */
+function functionResponsePart(call: HistoryToolCall, result: ChatMessage | undefined): CodeAssistPart {
   return {
     functionResponse: {
-      ...(id !== '' ? { id } : {}),
-      name: call?.name ?? UNKNOWN_TOOL_NAME,
-      response: { output: messageText(message) },
+      ...(call.id !== '' ? { id: call.id } : {}),
+      name: call.name,
+      response: { output: result ? messageText(result) : CANCELLED_TOOL_OUTPUT },
     },
   };
 }

@@ -4,12 +4,12 @@ import {
   isImagePart,
   messageText,
   partTypeName,
-  readHistoryToolCall,
   textOfPart,
   unsupportedPartFix,
 } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
-import { pairToolResults } from '../shared/tool-pairing';
+import type { PairedMessage } from '../shared/tool-pairing';
+import { CANCELLED_TOOL_OUTPUT, pairToolResults } from '../shared/tool-pairing';
 import { FENCE_OPENER } from './provider-c.fence-parser';
 import type { ToolChoicePlan } from './provider-c.protocol';
 import { CLOSING_REMINDER, renderProtocol } from './provider-c.protocol';
@@ -19,7 +19,7 @@ export interface ProviderCPrompt {
   readonly text: string;
   /** Calls the client never answered, rendered with the cancelled result. */
   readonly cancelledCalls: number;
-  /** Tool results with no call right before them (an unknown id, a second answer), left out. */
+  /** Tool results that answer no call (an unknown id, a second answer), left out. */
   readonly orphanResults: number;
 }
 
@@ -27,7 +27,8 @@ export interface ProviderCPrompt {
  * docs/upstream/provider-c.md §4: the whole stdin prompt. Protocol block (when the plan allows calls), the transcript as
  * role-labelled blocks separated by one blank line, then the closing reminder. Call ids are
  * never shown to the model, so the results of each assistant turn are rendered right after its
- * calls, in call order, paired by id (shared/tool-pairing.ts): the model pairs them by place.
+ * calls, in call order, found by id wherever the client sent them (shared/tool-pairing.ts): the
+ * model pairs them by place.
  */
 export function renderProviderCPrompt(
   messages: readonly ChatMessage[],
@@ -38,7 +39,7 @@ export function renderProviderCPrompt(
   const paired = pairToolResults(messages, customNames);
   const sections: string[] = [];
   if (plan.callsAllowed) sections.push(renderProtocol(tools, plan));
-  const transcript = renderTranscript(paired.messages, customNames);
+  const transcript = renderTranscript(paired.messages);
   sections.push(...(transcript.length > 0 ? transcript : ['Continue.']));
   if (plan.callsAllowed) sections.push(CLOSING_REMINDER);
   return {
@@ -77,11 +78,9 @@ export function assertTextOnlyConversation(messages: readonly ChatMessage[]): vo
 export const EMPTY_TOOL_OUTPUT = '(no output)';
 
 /** The transcript of a paired history: every call's result follows its assistant message, in call order. */
-function renderTranscript(messages: readonly ChatMessage[], customNames: ReadonlySet<string>): string[] {
+function renderTranscript(messages: readonly PairedMessage[]): string[] {
   const blocks: string[] = [];
-  /** The calls of the last assistant message still waiting for their result block, in order. */
-  let unanswered: HistoryToolCall[] = [];
-  for (const message of messages) {
+  for (const { message, calls, results } of messages) {
     const text = messageText(message);
     switch (message.role) {
       case 'system':
@@ -92,23 +91,25 @@ function renderTranscript(messages: readonly ChatMessage[], customNames: Readonl
         if (text !== '') blocks.push(`User:\n${text}`);
         break;
       case 'assistant': {
-        const calls = (message.tool_calls ?? [])
-          .map((call) => readHistoryToolCall(call, customNames))
-          .filter((call) => call !== undefined);
-        unanswered = calls;
         const parts = [...(text !== '' ? [text] : []), ...calls.map(renderCallBlock)];
         if (parts.length > 0) blocks.push(`Assistant:\n${parts.join('\n')}`);
-        break;
-      }
-      case 'tool': {
-        // An empty output is still the call's answer: without its block the call would look unanswered.
-        const call = unanswered.shift();
-        blocks.push(`Tool result${call ? ` (${call.name})` : ''}:\n${text !== '' ? text : EMPTY_TOOL_OUTPUT}`);
+        calls.forEach((call, index) => blocks.push(`Tool result (${call.name}):\n${resultText(results[index])}`));
         break;
       }
     }
   }
   return blocks;
+}
+
+/**
+ * A result's text: an empty output is still the call's answer (without its block the call would
+ * look unanswered), and a call the client never answered reads as cancelled, so the model neither
+ * takes it as still running nor makes up its output.
+ */
+function resultText(result: ChatMessage | undefined): string {
+  if (!result) return CANCELLED_TOOL_OUTPUT;
+  const text = messageText(result);
+  return text !== '' ? text : EMPTY_TOOL_OUTPUT;
 }
 
 /**
