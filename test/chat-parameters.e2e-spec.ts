@@ -301,6 +301,12 @@ function describeRefusals(
         'tool_choice names a tool that is not in tools',
       ],
       [{ tools: [read], tool_choice: 'bogus' }, 'tool_choice', 'tool_choice must be "auto", "none", "required"'],
+      // Names are exact: " read " is not the tool read (provider_a would force a tool it never declared).
+      [
+        { tools: [read], tool_choice: { type: 'function', function: { name: ' read ' } } },
+        'tool_choice',
+        'tool_choice names a tool that is not in tools',
+      ],
       [{ tools: [{ type: 'function', function: { description: 'd' } }] }, 'tools', 'tools.0.function.name'],
       // A hosted tool the vendor would run: no current model of any family takes one.
       [{ tools: [read, { type: 'web_search' }] }, 'tools', 'tools.1 is the hosted tool "web_search", which '],
@@ -484,6 +490,15 @@ function describeHistory(model: string, gateway: () => TestGateway, sentBodies: 
     const body = JSON.stringify(sent[0]);
     expect(body).toContain('I will not name that city.');
     expect(body.indexOf('I will not name that city.')).toBeLessThan(body.indexOf('Why not?'));
+  });
+
+  it('takes tool names exactly as sent: "read_file" and "read_file " are two tools, not one declared twice', async () => {
+    arm();
+    const before = sentBodies().length;
+    const spaced = { type: 'function', function: { name: 'read_file ', parameters: { type: 'object' } } };
+    const response = await postChatBody(gateway(), { model, tools: [HISTORY_TOOLS[0], spaced], messages: ASK });
+    expect(response.status).toBe(200);
+    expect(sentBodies().length - before).toBe(1);
   });
 
   it('a history with function and custom tool calls reaches the upstream with every call and result', async () => {

@@ -239,6 +239,38 @@ describe('provider_a repairs agent histories before every request (fake rejects 
       expect((body.input as Json[]).find((item) => item.type === 'function_call')!.name).toBe(names[1]);
     });
 
+    it('takes tool names exactly as sent: " read_file " is a tool of its own in tools, tool_choice and history, and its calls come back under that name', async () => {
+      const spaced = ' read_file ';
+      fake().respondWith((body) => {
+        // The model calls the second tool by its upstream name (a made-up one when there is none).
+        const second = upstreamTools(body).find((entry) => entry.name !== 'read_file');
+        const upstream = typeof second?.name === 'string' ? second.name : 'no_second_tool';
+        return [created(), ...functionCallItem('call_new', upstream, '{"path":"a"}'), completed()];
+      });
+      const response = await post({
+        model: 'gpt-5.6-sol',
+        tools: [tool('read_file'), tool(spaced)],
+        tool_choice: { type: 'function', function: { name: spaced } },
+        messages: [
+          { role: 'user', content: 'look' },
+          { role: 'assistant', content: null, tool_calls: [call('call_old', spaced)] },
+          { role: 'tool', tool_call_id: 'call_old', content: 'r' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      const message = ((await response.json()) as Json).choices[0].message;
+      expect(message.tool_calls).toEqual([
+        expect.objectContaining({ function: { name: spaced, arguments: '{"path":"a"}' } }),
+      ]);
+      const body = fake().requests()[0].body!;
+      const names = upstreamTools(body).map((entry) => entry.name as string);
+      expect(names[0]).toBe('read_file');
+      expect(names[1]).toMatch(/^_read_file__[0-9a-f]{8}$/);
+      // The forced tool and the history call are the declared one, under its upstream name.
+      expect(body.tool_choice).toEqual({ type: 'function', name: names[1] });
+      expect((body.input as Json[]).find((item) => item.type === 'function_call')!.name).toBe(names[1]);
+    });
+
     it('sends a 75-character call id hashed to 64 characters on both halves, which the backend accepts', async () => {
       fake().enqueue(textReply('ok'));
       const longId = `call_${'a'.repeat(70)}`;

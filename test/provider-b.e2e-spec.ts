@@ -622,13 +622,15 @@ describe('provider_b over POST /v1/chat/completions', () => {
 
   describe('tool names Gemini refuses (docs/upstream/provider-b.md §7.4, §13.30)', () => {
     // What agent clients send: MCP names with dots, slashes and spaces, a leading digit, over 64
-    // characters, and two names that read the same once their refused characters are replaced.
+    // characters, two names that read the same once their refused characters are replaced, and a
+    // name with white space around it (a tool of its own: names are taken exactly as sent).
     const names = [
       'read.file',
       `mcp__${'x'.repeat(70)}__tool`,
       'github/create issue',
       'github create/issue',
       '1password_lookup',
+      ' read.file ',
     ];
     const tools = [
       ...names.map((name) => ({ type: 'function', function: { name, parameters: { type: 'object' } } })),

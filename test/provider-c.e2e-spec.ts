@@ -702,6 +702,39 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
+      'tool names are exact: " read_file " beside read_file is a tool of its own, listed, forced and called back under its name; a call that drops its spaces still comes back under it',
+      async () => {
+        const spaced = ' read_file ';
+        const SPACED = { type: 'function', function: { ...READ_FILE.function, name: spaced } };
+        const forced = scripted([
+          textReply([fenceText(spaced, { path: 'a.txt' }), '\n', fenceText('read_file', { path: 'b.txt' })]),
+        ]);
+        const response = await postChat(gateway, {
+          messages: forced.messages,
+          tools: [READ_FILE, SPACED],
+          tool_choice: { type: 'function', function: { name: spaced } },
+        });
+        expect(response.status).toBe(200);
+        const body = (await response.json()) as any;
+        // The call of read_file is another tool's: tool_choice leaves it out.
+        expect(body.choices[0].message.tool_calls.map((call: any) => call.function)).toEqual([
+          { name: spaced, arguments: '{"path":"a.txt"}' },
+        ]);
+        expect(recordsOf(response.headers, 'tool_call_unchosen')).toHaveLength(1);
+        const prompt = JSON.stringify(api.messages(forced.marker)[0].body);
+        expect(prompt).toContain(JSON.stringify('{"name":" read_file ","type":"function"').slice(1, -1));
+        expect(prompt).toContain(JSON.stringify('This reply must call the tool " read_file ".').slice(1, -1));
+
+        const dropped = scripted([textReply(fenceText('read_file', { path: 'c.txt' }))]);
+        const answer = await postChat(gateway, { messages: dropped.messages, tools: [SPACED, LS] });
+        expect(answer.status).toBe(200);
+        expect(((await answer.json()) as any).choices[0].message.tool_calls.map((call: any) => call.function)).toEqual([
+          { name: spaced, arguments: '{"path":"c.txt"}' },
+        ]);
+      },
+    );
+
+    it.concurrent(
       'three answers without the forced call are 422 output_validation_failed naming tool_choice and the tool, nothing streamed',
       async () => {
         const { marker, messages } = scripted([textReply(['No tool is needed: ', fenceText('ls', {})])]);

@@ -105,7 +105,8 @@ export class ToolCallCollector {
     if (isEmptyToolCall(call)) return this.drop(position);
     const problem = toolCallProblem(call);
     if (problem) return this.reject(position, call, problem);
-    const name = call.name.trim();
+    // The name as the family mapped it back: the client's own, white space and all.
+    const { name } = call;
     const argumentsText =
       call.kind !== 'function' ? '' : (call.arguments ?? '').trim() === '' ? '{}' : (call.arguments as string);
     const index = this.calls.length;

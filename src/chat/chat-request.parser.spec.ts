@@ -705,14 +705,15 @@ describe('per-family translation', () => {
 });
 
 describe(normalizeTools.name, () => {
-  it('reads nested and flat definitions, dropping nameless ones', () => {
+  it('reads nested and flat definitions, names exactly as sent, dropping nameless ones', () => {
     const tools = [
       { type: 'function', function: { name: ' read ', parameters: { type: 'object' } } },
       { type: 'custom', name: 'patch' },
       { type: 'function', function: {} },
+      { type: 'function', function: { name: '  ' } },
     ];
     expect(normalizeTools(tools).map((tool) => [tool.name, tool.type])).toEqual([
-      ['read', 'function'],
+      [' read ', 'function'],
       ['patch', 'custom'],
     ]);
     expect(normalizeTools([])).toEqual([]);

@@ -16,8 +16,9 @@ export function normalizeTools(tools: readonly ToolDefinition[]): readonly Norma
   for (const raw of tools) {
     if (!isJsonObject(raw)) continue;
     const { type, source } = toolSource(raw);
-    const name = typeof source.name === 'string' ? source.name.trim() : '';
-    if (name === '') continue;
+    // Exactly as sent: the client gets the model's calls back under the name it declared.
+    const name = typeof source.name === 'string' ? source.name : '';
+    if (name.trim() === '') continue;
     result.push({
       name,
       type,

@@ -52,7 +52,7 @@ export class ToolChoiceRule {
    * it never meets the choice.
    */
   private admits(call: ToolCallEvent): boolean {
-    return this.forced === undefined || call.name?.trim() === this.forced || isEmptyToolCall(call);
+    return this.forced === undefined || call.name === this.forced || isEmptyToolCall(call);
   }
 
   /** Whether the call may reach the client, a call left out reported as `tool_call_unchosen`. */

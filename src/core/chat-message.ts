@@ -156,12 +156,13 @@ export function toolSource(raw: Record<string, unknown>): {
 
 /**
  * The name of the tool a `tool_choice` object forces (`{"type":"function"|"custom", <type>: {"name"}}`
- * or the flat `{"type", "name"}`), `undefined` when it forces none.
+ * or the flat `{"type", "name"}`), exactly as sent, as every tool name is; `undefined` when it
+ * forces none (a blank name forces none).
  */
 export function forcedToolName(choice: unknown): string | undefined {
   if (!isObject(choice) || (choice.type !== 'function' && choice.type !== 'custom')) return undefined;
   const { source } = toolSource(choice);
-  return typeof source.name === 'string' && source.name.trim() !== '' ? source.name.trim() : undefined;
+  return typeof source.name === 'string' && source.name.trim() !== '' ? source.name : undefined;
 }
 
 /**

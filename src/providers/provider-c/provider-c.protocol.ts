@@ -54,7 +54,9 @@ export function planToolChoice(toolChoice: unknown, tools: readonly NormalizedTo
       extraRule: 'This reply must contain at least one agent_tool_call block.',
     };
   const forced = forcedToolName(toolChoice);
-  if (forced !== undefined) return { callsAllowed: true, extraRule: `This reply must call the tool "${forced}".` };
+  // Quoted as the tools JSON lists the name, so a space or quote in it reads as the name's.
+  if (forced !== undefined)
+    return { callsAllowed: true, extraRule: `This reply must call the tool ${JSON.stringify(forced)}.` };
   return { callsAllowed: true };
 }
 

@@ -35,6 +35,21 @@ describe(blockToToolCall.name, () => {
     });
   });
 
+  it('names the declared tool the block names: exactly, else once white space around both is dropped', () => {
+    const spaced = new Map<string, 'function' | 'custom'>([
+      ['read_file', 'function'],
+      [' read_file ', 'function'],
+      [' apply_patch', 'custom'],
+    ]);
+    const nameOf = (name: string) =>
+      (blockToToolCall({ name, arguments: {} }, spaced, id) as { call: { name: string } }).call;
+    expect(nameOf(' read_file ')).toMatchObject({ name: ' read_file ' });
+    expect(nameOf('read_file')).toMatchObject({ name: 'read_file' });
+    expect(nameOf('read_file\n')).toMatchObject({ name: 'read_file' });
+    expect(nameOf('apply_patch ')).toMatchObject({ name: ' apply_patch', kind: 'custom', input: '{}' });
+    expect(nameOf(' mystery ')).toMatchObject({ name: 'mystery', kind: 'function' });
+  });
+
   it('rejects non-objects, and leaves a missing name to the chat layer (which drops a call without arguments too, else fails the turn)', () => {
     expect(blockToToolCall([1], kinds, id)).toEqual({ ok: false, reason: 'not_object' });
     expect(blockToToolCall({ name: '  ', arguments: {} }, kinds, id)).toEqual({

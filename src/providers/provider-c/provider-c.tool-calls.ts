@@ -18,7 +18,8 @@ export type BlockConversion =
  * tool with that name; an undeclared name is still returned as a function call (the client
  * reports the unknown tool back to the model). An object without a name is a call with a blank
  * one: the chat layer judges it as it judges every family's, dropping it when it has no arguments
- * either and failing the turn on it otherwise.
+ * either and failing the turn on it otherwise. The name is the declared one the model wrote
+ * (`declaredName`).
  */
 export function blockToToolCall(
   value: unknown,
@@ -26,7 +27,7 @@ export function blockToToolCall(
   newId: () => string = newToolCallId,
 ): BlockConversion {
   if (!isJsonObject(value)) return { ok: false, reason: 'not_object' };
-  const name = typeof value.name === 'string' ? value.name.trim() : '';
+  const name = typeof value.name === 'string' ? declaredName(value.name, kindsByName) : '';
   const argumentsValue = value.arguments;
   if (kindsByName.get(name) === 'custom') {
     let input: string;
@@ -41,6 +42,21 @@ export function blockToToolCall(
   else if (argumentsValue === undefined || argumentsValue === null) argumentsText = '{}';
   else argumentsText = JSON.stringify(argumentsValue);
   return { ok: true, call: { id: newId(), name, kind: 'function', arguments: argumentsText } };
+}
+
+/**
+ * The client's name of the tool a block names: the name as written when a tool is declared under
+ * it (names are exact, white space and all: docs/chat.md, `tools`), else the declared name it
+ * matches once white space around both is dropped, as a model may add or drop a space the listed
+ * JSON name had; else the written name without that white space. The scan over the declared names
+ * runs only for a name the model did not copy exactly.
+ */
+function declaredName(written: string, kindsByName: ReadonlyMap<string, unknown>): string {
+  if (kindsByName.has(written)) return written;
+  const bare = written.trim();
+  if (kindsByName.has(bare)) return bare;
+  for (const name of kindsByName.keys()) if (name.trim() === bare) return name;
+  return bare;
 }
 
 export type Channel = 'content' | 'reasoning';
