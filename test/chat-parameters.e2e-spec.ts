@@ -307,7 +307,24 @@ function describeRefusals(
         'tool_choice',
         'tool_choice names a tool that is not in tools',
       ],
+      // provider_a would force a custom tool it declared as a function.
+      [
+        { tools: [read], tool_choice: { type: 'custom', custom: { name: 'read' } } },
+        'tool_choice',
+        'tool_choice forces "read" as a custom tool, but tools declares it as a function tool: force it as the type it is declared with, {"type":"function","function":{"name":"read"}}',
+      ],
       [{ tools: [{ type: 'function', function: { description: 'd' } }] }, 'tools', 'tools.0.function.name'],
+      // Two tools of one name: Gemini refuses the request, the others would let the model call either.
+      [
+        { tools: [read, { type: 'function', function: { name: 'read', description: 'again' } }] },
+        'tools',
+        'tools.1.function.name "read" repeats tools.0.function.name: a call names its tool by name alone, so tool names must be unique, function and custom tools alike: rename or remove one of them',
+      ],
+      [
+        { tools: [{ type: 'function', name: 'patch' }, read, { type: 'custom', custom: { name: 'patch' } }] },
+        'tools',
+        'tools.2.custom.name "patch" repeats tools.0.name: a call names its tool by name alone, so tool names must be unique, function and custom tools alike: rename or remove one of them',
+      ],
       // A hosted tool the vendor would run: no current model of any family takes one.
       [{ tools: [read, { type: 'web_search' }] }, 'tools', 'tools.1 is the hosted tool "web_search", which '],
       [{ stream: true, stream_options: { include_usage: 'yes' } }, 'stream_options', 'stream_options must be'],

@@ -679,6 +679,30 @@ describe('provider_b over POST /v1/chat/completions', () => {
       });
     });
 
+    it('refuses two tools of one name with a 400 naming both, before the agent queue and any upstream call', async () => {
+      const tool = (name: string, type = 'function') => ({ type, [type]: { name } });
+      const response = await postChat(gateway, { tools: [tool('read_file'), tool('ls'), tool('read_file', 'custom')] });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as any).error).toEqual({
+        message:
+          'tools.2.custom.name "read_file" repeats tools.0.function.name: a call names its tool by name alone, so tool names must be unique, function and custom tools alike: rename or remove one of them',
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'tools',
+      });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(0);
+      expect(fake.requests('generateContent')).toHaveLength(0);
+
+      // What the gateway spares the client: the backend's 400 for the request as it was.
+      const refused = await declareToFake(fake.baseUrl, [{ name: 'read_file' }, { name: 'ls' }, { name: 'read_file' }]);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error).toEqual({
+        code: 400,
+        message: 'Duplicate function declaration found: read_file',
+        status: 'INVALID_ARGUMENT',
+      });
+    });
+
     it("returns the model's calls under the client's exact names, streamed and not", async () => {
       await streamChat(gateway, { tools, messages });
       const declared = declaredNames(fake.requests('streamGenerateContent')[0]);

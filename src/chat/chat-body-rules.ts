@@ -1,6 +1,7 @@
 import { IsBoolean, IsOptional, classValidator, IsString, ValidateBy } from '../common/validation/class-validator';
 import type { ValidationOptions, ValidatorOptions } from '../common/validation/class-validator';
 import { isJsonObject } from '../common/json';
+import { quoted } from '../core/quoted';
 import { forcedToolName, IMAGE_DETAILS, imageDetailOf, isImagePart, toolSource } from '../core/chat-message';
 
 /*
@@ -83,7 +84,8 @@ const IsStreamOptions = satisfies(
 
 /**
  * `tools`: an array of tool definitions; a function or custom tool names itself where its form
- * keeps the name (nested or flat, `toolSource`), with `parameters`, when given, an object.
+ * keeps the name (nested or flat, `toolSource`), a name no other of them has, with `parameters`,
+ * when given, an object.
  */
 function IsChatTools(): PropertyDecorator {
   return ValidateBy({
@@ -95,9 +97,17 @@ function IsChatTools(): PropertyDecorator {
   });
 }
 
+/**
+ * What is wrong with a `tools` value, at most `limit` messages. A function or custom tool's name is
+ * taken exactly as sent (docs/chat.md, `tools`), and is unique among them: a call names its tool by
+ * name alone, whatever its type, and an upstream given two tools of one name refuses the request
+ * (Gemini: `Duplicate function declaration found`) or has its model call either.
+ */
 function toolsErrors(tools: unknown, limit: number): string[] {
   if (!Array.isArray(tools)) return ['tools must be an array of objects'];
   const errors: string[] = [];
+  // Where each name is first declared: made only when there are two tools or more.
+  let firstPlaces: Map<string, string> | undefined;
   for (let index = 0; index < tools.length && errors.length < limit; index++) {
     const raw: unknown = tools[index];
     if (!isJsonObject(raw)) {
@@ -107,13 +117,31 @@ function toolsErrors(tools: unknown, limit: number): string[] {
     const { type, source, path } = toolSource(raw);
     // Other types (web_search…) are hosted tools, left to each family (docs/chat.md, `tools`).
     if (type !== 'function' && type !== 'custom') continue;
-    if (typeof source.name !== 'string' || source.name.trim() === '')
+    const { name } = source;
+    if (typeof name !== 'string' || name.trim() === '')
       errors.push(`tools.${index}${path}.name must be a non-empty string`);
+    else if (tools.length > 1) {
+      firstPlaces ??= new Map();
+      const place = `tools.${index}${path}.name`;
+      const first = firstPlaces.get(name);
+      if (first === undefined) firstPlaces.set(name, place);
+      else
+        errors.push(
+          `${place} ${quotedToolName(name)} repeats ${first}: a call names its tool by name alone, so tool names must be unique, function and custom tools alike: rename or remove one of them`,
+        );
+    }
     if (source.parameters !== undefined && source.parameters !== null && !isJsonObject(source.parameters))
       errors.push(`tools.${index}${path}.parameters must be an object`);
   }
   return errors.slice(0, limit);
 }
+
+/**
+ * A client's tool name as a chat body's refusal quotes it (`quoted`), a `;` written as JSON's
+ * `\u003b`: the rules' messages are joined and split on the separator, which must not occur
+ * inside a name.
+ */
+export const quotedToolName = (name: string) => quoted(name, 64).replaceAll(';', '\\u003b');
 
 /**
  * `messages`: a non-empty array whose messages pass the message rules below, walked in place.

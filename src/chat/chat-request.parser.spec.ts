@@ -111,14 +111,18 @@ const messages = fc.letrec((tie) => ({
     { maxLength: 4 },
   ),
 })).list;
+/** Flat function and custom tools under a few names, some alike but for white space, one with the separator in it. */
+const TOOL_NAMES = ['read', ' read', 'patch', 'a; b'];
+const tool = fc.record({ type: fc.constantFrom('function', 'custom'), name: fc.constantFrom(...TOOL_NAMES) });
+const toolChoice = fc.record({ type: fc.constantFrom('function', 'custom'), name: fc.constantFrom(...TOOL_NAMES) });
 const body = fc.record(
   {
     model: anyValue,
     messages: fc.oneof({ weight: 5, arbitrary: messages }, { weight: 1, arbitrary: anyValue }),
     stream: anyValue,
     stream_options: anyValue,
-    tools: anyValue,
-    tool_choice: anyValue,
+    tools: fc.oneof(anyValue, fc.array(tool, { maxLength: 3 })),
+    tool_choice: fc.oneof(anyValue, toolChoice),
     parallel_tool_calls: anyValue,
     faithful: anyValue,
     reasoning_effort: anyValue,
@@ -130,7 +134,13 @@ const body = fc.record(
   { requiredKeys: [] },
 );
 
-/** Every message a body rule reports: a field path and its rule, nothing the client sent. */
+/** A tool name as a message quotes it: a JSON string without the separator. */
+const QUOTED_NAME = '"(?:[^"\\\\;]|\\\\.)*"';
+
+/**
+ * Every message a body rule reports: a field path and its rule, nothing the client sent but the
+ * tool name a rule is about.
+ */
 const RULE_MESSAGE = new RegExp(
   '^(?:' +
     [
@@ -159,9 +169,11 @@ const RULE_MESSAGE = new RegExp(
       'tools must be an array of objects',
       'tools\\.\\d+ must be an object',
       'tools\\.\\d+(?:\\.function|\\.custom)?\\.(?:name must be a non-empty string|parameters must be an object)',
+      `tools\\.\\d+(?:\\.function|\\.custom)?\\.name ${QUOTED_NAME} repeats tools\\.\\d+(?:\\.function|\\.custom)?\\.name: a call names its tool by name alone, so tool names must be unique, function and custom tools alike: rename or remove one of them`,
       'tool_choice must be "auto", "none", "required" or an object naming a function or custom tool',
       'tool_choice asks for a tool call, but the request has no tools',
       'tool_choice names a tool that is not in tools',
+      `tool_choice forces ${QUOTED_NAME} as a (?:function|custom) tool, but tools declares it as a (?:function|custom) tool: force it as the type it is declared with, \\{"type":"(?:function|custom)","(?:function|custom)":\\{"name":${QUOTED_NAME}\\}\\}`,
       '(?:reasoning_effort|verbosity) must be a string',
       'verbosity must be one of low, medium, high',
     ].join('|') +
@@ -169,7 +181,7 @@ const RULE_MESSAGE = new RegExp(
 );
 
 describe('chat body validation', () => {
-  it('answers any body with at most five field-and-rule messages, and never with a value', () => {
+  it('answers any body with at most five field-and-rule messages, and never with a value but a tool name', () => {
     fc.assert(
       fc.property(body, (generated) => {
         const plain = JSON.parse(JSON.stringify(generated)) as Record<string, unknown>;
@@ -406,6 +418,52 @@ describe('chat body validation', () => {
     ).toBeUndefined();
     expect(messageOfTools({ tool_choice: { type: 'function', name: 'read' }, tools: [read] })).toBeUndefined();
     expect(messageOfTools({ tool_choice: 'none' })).toBeUndefined();
+  });
+
+  it('takes tool names exactly as sent, each once: a repeated name is refused naming both places, a forced tool must be the declared one of its type', () => {
+    const named = (name: string, type = 'function') => ({ type, [type]: { name } });
+    const messageOfTools = (fields: Record<string, unknown>) =>
+      messageOf({ messages: [{ role: 'user', content: 'hi' }], ...fields });
+    const UNIQUE =
+      'a call names its tool by name alone, so tool names must be unique, function and custom tools alike: rename or remove one of them';
+    expect(messageOfTools({ tools: [named('read'), named('ls'), named('read')] })).toBe(
+      `tools.2.function.name "read" repeats tools.0.function.name: ${UNIQUE}`,
+    );
+    expect(messageOfTools({ tools: [{ type: 'custom', name: 'patch' }, named('patch')] })).toBe(
+      `tools.1.function.name "patch" repeats tools.0.name: ${UNIQUE}`,
+    );
+    // Every repeat is named; a `;` in a name cannot split the message.
+    expect(messageOfTools({ tools: [named('a; b'), named('a; b'), named('a; b', 'custom')] })).toBe(
+      [1, 2]
+        .map(
+          (index) =>
+            `tools.${index}.${index === 1 ? 'function' : 'custom'}.name "a\\u003b b" repeats tools.0.function.name: ${UNIQUE}`,
+        )
+        .join('; '),
+    );
+    // Names are exact: white space makes another name, and a hosted tool has none to repeat.
+    expect(
+      messageOfTools({
+        tools: [named('read'), named('read '), named(' read'), { type: 'web_search' }, { type: 'web_search' }],
+      }),
+    ).toBeUndefined();
+    expect(
+      messageOfTools({ tool_choice: { type: 'function', function: { name: ' read ' } }, tools: [named('read')] }),
+    ).toBe('tool_choice names a tool that is not in tools');
+    expect(
+      messageOfTools({ tool_choice: { type: 'function', name: 'read ' }, tools: [named('read ')] }),
+    ).toBeUndefined();
+    expect(messageOfTools({ tool_choice: { type: 'custom', custom: { name: 'read' } }, tools: [named('read')] })).toBe(
+      'tool_choice forces "read" as a custom tool, but tools declares it as a function tool: force it as the type it is declared with, {"type":"function","function":{"name":"read"}}',
+    );
+    expect(
+      messageOfTools({ tool_choice: { type: 'function', name: 'patch' }, tools: [named('patch', 'custom')] }),
+    ).toBe(
+      'tool_choice forces "patch" as a function tool, but tools declares it as a custom tool: force it as the type it is declared with, {"type":"custom","custom":{"name":"patch"}}',
+    );
+    expect(
+      messageOfTools({ tool_choice: { type: 'custom', name: 'patch' }, tools: [named('patch', 'custom')] }),
+    ).toBeUndefined();
   });
 });
 

@@ -2,7 +2,7 @@ import type { ChatMessage, ContentPart, NormalizedTool, ToolDefinition } from '.
 import { forcedToolName, messageTextParts } from '../core/chat-message';
 import { BODY_NOT_AN_OBJECT } from '../common/http/http-middleware';
 import { GatewayError } from '../core/gateway.error';
-import { chatBodyErrors } from './chat-body-rules';
+import { chatBodyErrors, quotedToolName } from './chat-body-rules';
 import type { ChatParameterValues } from './chat-parameters';
 import { CHECKED_PARAMETERS } from './chat-parameters';
 import { normalizeTools } from './chat-tools';
@@ -109,7 +109,8 @@ const hasText = (message: ChatMessage) => messageTextParts(message).some((text) 
 
 /**
  * A `tool_choice` that asks for a tool call needs tools to call, and a forced tool must be one of
- * them (as OpenAI answers both): otherwise no family could obey it, and each would drop it. A
+ * them (as OpenAI answers both), by its exact name and of the type it is declared with: otherwise
+ * no family could obey it, and each would drop it or force a tool its upstream was never given. A
  * hosted tool (`web_search`…, nameless, so not among `normalized`) is a tool to call here, as it
  * is to the Responses API: whether the turn's model takes it is its family's to answer, with a 400
  * naming the tool when it cannot.
@@ -126,12 +127,26 @@ function checkToolChoice(
       param: 'tool_choice',
     });
   const forced = forcedToolName(toolChoice);
-  if (forced !== undefined && !normalized.some((tool) => tool.name === forced))
+  if (forced === undefined) return;
+  const tool = normalized.find((entry) => entry.name === forced && isClientTool(entry));
+  if (tool === undefined)
     throw new GatewayError('invalid_request', {
       publicMessage: 'tool_choice names a tool that is not in tools',
       param: 'tool_choice',
     });
+  // forcedToolName read a name, so the choice's type is `function` or `custom`.
+  const { type } = toolChoice as { type: string };
+  if (tool.type !== type) {
+    const name = quotedToolName(forced);
+    throw new GatewayError('invalid_request', {
+      publicMessage: `tool_choice forces ${name} as a ${type} tool, but tools declares it as a ${tool.type} tool: force it as the type it is declared with, {"type":"${tool.type}","${tool.type}":{"name":${name}}}`,
+      param: 'tool_choice',
+    });
+  }
 }
+
+/** A tool the client executes, the only kind a `tool_choice` can force by name. */
+const isClientTool = (tool: NormalizedTool) => tool.type === 'function' || tool.type === 'custom';
 
 const NO_PARAMETERS: ChatParameterValues = Object.freeze({});
 

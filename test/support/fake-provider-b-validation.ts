@@ -21,7 +21,9 @@
  *   `The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[15].name: [FIELD_INVALID] Invalid function name. …`
  *   (router-for-me/CLIProxyAPI#218, google-gemini/gemini-cli#12425). The fake holds the names in
  *   `allowedFunctionNames` and in the history's calls and results to the same rule, so a name
- *   that escapes the gateway's renaming anywhere in the body fails the tests.
+ *   that escapes the gateway's renaming anywhere in the body fails the tests;
+ * - two declarations of one name. The real answer reads `Duplicate function declaration found: click`
+ *   (google-gemini/gemini-cli#22207, googleapis/dotnet-genai#189).
  */
 const SCHEMA_FIELDS = new Set([
   'type',
@@ -122,6 +124,12 @@ export function rejectionOf(body: any): string | undefined {
   const nameProblem = functionNameProblem(request);
   if (nameProblem) return nameProblem;
   const declarations: any[] = (request?.tools ?? []).flatMap((tool: any) => tool?.functionDeclarations ?? []);
+  const declared = new Set<unknown>();
+  for (const declaration of declarations) {
+    const name = declaration?.name;
+    if (declared.has(name)) return `Duplicate function declaration found: ${name}`;
+    declared.add(name);
+  }
   for (const [index, declaration] of declarations.entries()) {
     const at = `request.tools[0].function_declarations[${index}]`;
     if (declaration.parameters !== undefined && declaration.parametersJsonSchema !== undefined) {
