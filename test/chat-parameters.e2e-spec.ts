@@ -307,12 +307,6 @@ function describeRefusals(
         'tool_choice',
         'tool_choice names a tool that is not in tools',
       ],
-      // provider_a would force a custom tool it declared as a function.
-      [
-        { tools: [read], tool_choice: { type: 'custom', custom: { name: 'read' } } },
-        'tool_choice',
-        'tool_choice forces "read" as a custom tool, but tools declares it as a function tool: force it as the type it is declared with, {"type":"function","function":{"name":"read"}}',
-      ],
       [{ tools: [{ type: 'function', function: { description: 'd' } }] }, 'tools', 'tools.0.function.name'],
       // Two tools of one name: Gemini refuses the request, the others would let the model call either.
       [

@@ -115,6 +115,39 @@ describe('PROVIDER_A_WIRE forces one request shape', () => {
       },
     );
 
+    it.each(['gpt-5.6-sol', 'gpt-5.5'])(
+      'on %s a forced tool is sent as the type it is declared with, whichever type the choice names',
+      async (model) => {
+        gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+        const tools = [
+          { type: 'custom', custom: { name: 'apply_patch' } },
+          { type: 'function', function: { name: 'read_file', parameters: PARAMETERS } },
+        ];
+        for (const [choice, sent] of [
+          [
+            { type: 'function', function: { name: 'apply_patch' } },
+            { type: 'custom', name: 'apply_patch' },
+          ],
+          [
+            { type: 'custom', custom: { name: 'read_file' } },
+            { type: 'function', name: 'read_file' },
+          ],
+        ]) {
+          fake().enqueue(textReply('ok'));
+          const response = await postChatBody(gateway, {
+            model,
+            tools,
+            tool_choice: choice,
+            messages: [{ role: 'user', content: 'x' }],
+          });
+          expect(response.status).toBe(200);
+          const request = fake().requests().at(-1)!;
+          expect(request.violation).toBeUndefined();
+          expect(request.body!.tool_choice).toEqual(sent);
+        }
+      },
+    );
+
     it('flat, with type null, on a lite model is sent with type "function"', async () => {
       gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
       fake().enqueue(textReply('ok'));

@@ -2,7 +2,7 @@ import type { ChatMessage, ContentPart, NormalizedTool, ToolDefinition } from '.
 import { forcedToolName, messageTextParts } from '../core/chat-message';
 import { BODY_NOT_AN_OBJECT } from '../common/http/http-middleware';
 import { GatewayError } from '../core/gateway.error';
-import { chatBodyErrors, quotedToolName } from './chat-body-rules';
+import { chatBodyErrors } from './chat-body-rules';
 import type { ChatParameterValues } from './chat-parameters';
 import { CHECKED_PARAMETERS } from './chat-parameters';
 import { normalizeTools } from './chat-tools';
@@ -135,15 +135,8 @@ function checkToolChoice(
       publicMessage: 'tool_choice names a tool that is not in tools',
       param: 'tool_choice',
     });
-  // forcedToolName read a name, so the choice's type is `function` or `custom`.
-  const { type } = toolChoice as { type: string };
-  if (tool.type !== type) {
-    const name = quotedToolName(forced);
-    throw new GatewayError('invalid_request', {
-      publicMessage: `tool_choice forces ${name} as a ${type} tool, but tools declares it as a ${tool.type} tool: force it as the type it is declared with, {"type":"${tool.type}","${tool.type}":{"name":${name}}}`,
-      param: 'tool_choice',
-    });
-  }
+  // Its type need not match the declaration's: names are unique, so each family sends the tool as
+  // declared (a custom tool is shown to clients as a function under PRIMARY_CUSTOM_TOOL_WIRE=function).
 }
 
 /** A tool the client executes, the only kind a `tool_choice` can force by name. */

@@ -304,12 +304,15 @@ export function responsesTools(tools: readonly ToolDefinition[], normalized: rea
  * `tool_choice` as the Responses API spells it: strings unchanged, nested
  * `{type, function|custom: {name}}` flattened to `{type, name}`, flat objects unchanged.
  */
-export function responsesToolChoice(choice: unknown): unknown {
+export function responsesToolChoice(choice: unknown, customNames: ReadonlySet<string>): unknown {
   if (!isJsonObject(choice)) return choice;
   const type = typeof choice.type === 'string' ? choice.type : undefined;
   const nested = type !== undefined ? choice[type] : undefined;
   if ((type === 'function' || type === 'custom') && isJsonObject(nested) && typeof nested.name === 'string') {
-    return { type, name: nested.name };
+    // Tool names are unique, so the declaration says the type: a client may force a custom tool
+    // as the function it was shown as (PRIMARY_CUSTOM_TOOL_WIRE=function), and the backend wants
+    // the declared one.
+    return { type: customNames.has(nested.name) ? 'custom' : 'function', name: nested.name };
   }
   return choice;
 }

@@ -230,7 +230,8 @@ export function turnMetadata(input: TurnMetadataInput): string {
  * documents their fate), and a `tool_choice` the client did not send.
  */
 export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): ChatBody {
-  const conversation = conversationInput(request.messages, customToolNames(request.normalizedTools));
+  const customNames = customToolNames(request.normalizedTools);
+  const conversation = conversationInput(request.messages, customNames);
   const clientTools = options.faithful !== undefined ? [] : responsesTools(request.tools, request.normalizedTools);
   const faithful = options.faithful;
   let instructions: string;
@@ -287,7 +288,7 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     };
   } else if (clientTools.length > 0) {
     body.tools = clientTools;
-    if (request.toolChoice !== undefined) body.tool_choice = responsesToolChoice(request.toolChoice);
+    if (request.toolChoice !== undefined) body.tool_choice = responsesToolChoice(request.toolChoice, customNames);
     if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
   }
   const named = withUpstreamToolNames(body);
