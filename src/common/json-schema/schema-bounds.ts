@@ -80,6 +80,32 @@ export function findSchemaBoundViolations(schema: unknown): string[] {
   return [...found, ...tally.tooDeep];
 }
 
+/**
+ * Calls `each` with every object or array value under `node`'s keys, keys sorted, and its place in
+ * the bounds' path style: each entry of a SCHEMA_MAPS map at `.name` (below `/keyword` for maps
+ * other than `properties`), an `items` object at `[]`, any other value at `/keyword`. `skip`:
+ * keywords whose values are not walked. Every walk of a client's schema steps down through here,
+ * so they all name a place alike.
+ */
+export function forEachSchemaChild(
+  node: Record<string, unknown>,
+  path: string,
+  each: (child: unknown, childPath: string) => void,
+  skip?: ReadonlySet<string>,
+): void {
+  for (const key of Object.keys(node).sort()) {
+    if (skip?.has(key)) continue;
+    const child = node[key];
+    if (SCHEMA_MAPS.has(key) && isJsonObject(child)) {
+      const mapPath = key === 'properties' ? path : keywordPath(path, key);
+      for (const name of Object.keys(child).sort()) each(child[name], propertyPath(mapPath, name));
+      continue;
+    }
+    if (typeof child !== 'object' || child === null) continue;
+    each(child, key === 'items' && isJsonObject(child) ? `${path}[]` : keywordPath(path, key));
+  }
+}
+
 /** An object one level below its parent; arrays hold their entries at the array's own level. */
 function visit(value: unknown, path: string, depth: number, tally: Tally): void {
   if (Array.isArray(value)) {
@@ -92,22 +118,14 @@ function visit(value: unknown, path: string, depth: number, tally: Tally): void 
     return;
   }
   tally.nodes++;
-  for (const key of Object.keys(value).sort()) {
-    const child = value[key];
-    if (NAME_LISTS.has(key) && isJsonObject(child)) countListedNames(child, tally);
-    if (SCHEMA_MAPS.has(key) && isJsonObject(child)) {
-      const mapPath = key === 'properties' ? path : keywordPath(path, key);
-      for (const name of Object.keys(child).sort()) {
-        if (key === 'properties') tally.characters += codePointLength(name);
-        visit(child[name], propertyPath(mapPath, name), depth + 1, tally);
-      }
-      continue;
-    }
-    if (key === 'enum' && Array.isArray(child)) countEnumValues(child, tally);
-    if (typeof child !== 'object' || child === null) continue;
-    const childPath = key === 'items' && isJsonObject(child) ? `${path}[]` : keywordPath(path, key);
-    visit(child, childPath, depth + 1, tally);
+  for (const key of NAME_LISTS) {
+    const lists = value[key];
+    if (isJsonObject(lists)) countListedNames(lists, tally);
   }
+  const { properties, enum: values } = value;
+  if (isJsonObject(properties)) for (const name of Object.keys(properties)) tally.characters += codePointLength(name);
+  if (Array.isArray(values)) countEnumValues(values, tally);
+  forEachSchemaChild(value, path, (child, childPath) => visit(child, childPath, depth + 1, tally));
 }
 
 function countListedNames(lists: Record<string, unknown>, tally: Tally): void {

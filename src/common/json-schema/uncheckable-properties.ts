@@ -1,6 +1,5 @@
 import { isJsonObject } from '../json';
-import { SCHEMA_MAPS } from './schema-bounds';
-import { keywordPath, propertyPath } from './schema-paths';
+import { forEachSchemaChild } from './schema-bounds';
 
 /**
  * The property name no answer can be checked for. Ajv's compiled validator reads a property by
@@ -56,14 +55,5 @@ function visit(value: unknown, path: string, places: string[]): void {
   }
   if (!isJsonObject(value)) return;
   if (namesUncheckableProperty(value)) places.push(path);
-  for (const key of Object.keys(value).sort()) {
-    const child = value[key];
-    if (DATA_KEYWORDS.has(key) || typeof child !== 'object' || child === null) continue;
-    if (SCHEMA_MAPS.has(key) && isJsonObject(child)) {
-      const mapPath = key === 'properties' ? path : keywordPath(path, key);
-      for (const name of Object.keys(child).sort()) visit(child[name], propertyPath(mapPath, name), places);
-      continue;
-    }
-    visit(child, key === 'items' && isJsonObject(child) ? `${path}[]` : keywordPath(path, key), places);
-  }
+  forEachSchemaChild(value, path, (child, childPath) => visit(child, childPath, places), DATA_KEYWORDS);
 }
