@@ -156,7 +156,7 @@ class AccessLine {
       req: {
         id,
         method: this.request.method,
-        path: sanitizeIdentifier(status >= 400 ? redactSecrets(path.slice(0, MAX_REDACTED_LENGTH)) : path),
+        path: status >= 400 ? redactedIdentifier(path) : sanitizeIdentifier(path),
       },
       res: { statusCode: status },
       responseTime: Date.now() - this.started,
@@ -288,7 +288,11 @@ const MAX_REDACTED_LENGTH = 1024;
  */
 export function loggedModelId(value: unknown, known: boolean): string {
   if (known || value === undefined || value === null) return sanitizeIdentifier(value);
-  const text = typeof value === 'string' ? value : String(value);
+  return redactedIdentifier(typeof value === 'string' ? value : String(value));
+}
+
+/** A client's text as the identifier rule logs it, with its secrets redacted whole before the cut. */
+function redactedIdentifier(text: string): string {
   return sanitizeIdentifier(redactSecrets(text.slice(0, MAX_REDACTED_LENGTH)));
 }
 
