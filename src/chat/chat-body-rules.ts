@@ -141,7 +141,7 @@ function toolsErrors(tools: unknown, limit: number): string[] {
  * `\u003b`: the rules' messages are joined and split on the separator, which must not occur
  * inside a name.
  */
-export const quotedToolName = (name: string) => quoted(name, 64).replaceAll(';', '\\u003b');
+const quotedToolName = (name: string) => quoted(name, 64).replaceAll(';', '\\u003b');
 
 /**
  * `messages`: a non-empty array whose messages pass the message rules below, walked in place.

@@ -39,7 +39,7 @@ export interface ParsedChatBody {
 
 /**
  * Validates a chat body; failures are 400 `invalid_request` naming fields and rules, never values
- * but the tool name a rule is about (a repeated one, a forced one of another type).
+ * but the tool name a rule is about (a repeated one).
  * A body without `model` (or with `null`) asks for `defaultModel` (the catalog's `default_model`).
  */
 export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBody {
