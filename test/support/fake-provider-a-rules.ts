@@ -1,7 +1,8 @@
 /**
  * The request checks of the real Codex Responses backend that agent histories trip over, so the
  * fake rejects what the backend rejects (each message is the backend's wording, as reported by
- * users of the real service): unpaired call/output items, call ids longer than 64 characters,
+ * users of the real service): unpaired call/output items (a custom tool's call is answered only by a
+ * custom tool output, a function's only by a function output), call ids longer than 64 characters,
  * a tool without a type, tool names outside `^[a-zA-Z0-9_-]{1,64}$`, content parts of an unknown type and images that
  * are neither a URL nor a base64 data URL. Returns the error message, or undefined when the
  * body passes.
@@ -9,6 +10,8 @@
 const VALID_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const CALL_TYPES = new Set(['function_call', 'custom_tool_call']);
 const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']);
+/** The words the backend's pairing errors use for each kind of call. */
+const CALL_WORDS: Record<string, string> = { function_call: 'function call', custom_tool_call: 'custom tool call' };
 const NAMED_TOOL_TYPES = new Set(['function', 'custom']);
 const PART_TYPES = new Set(['input_text', 'output_text', 'input_image', 'input_file', 'refusal']);
 const IMAGE_URL = /^(https?:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+)$/i;
@@ -32,7 +35,8 @@ export function responsesRequestViolation(body: Json): string | undefined {
     return "Invalid 'tool_choice.name': string does not match pattern.";
   }
   const input = Array.isArray(body.input) ? body.input : [];
-  const calls = new Set<string>();
+  /** Each call's kind by its id, and the ids answered by an output of that kind. */
+  const calls = new Map<string, string>();
   const outputs = new Set<string>();
   for (const [index, item] of input.entries()) {
     if (!isObject(item)) continue;
@@ -50,13 +54,18 @@ export function responsesRequestViolation(body: Json): string | undefined {
     }
     if (CALL_TYPES.has(String(item.type))) {
       if (!VALID_NAME.test(String(item.name))) return `Invalid 'input[${index}].name': string does not match pattern.`;
-      calls.add(callId);
+      calls.set(callId, String(item.type));
     } else if (OUTPUT_TYPES.has(String(item.type))) {
-      if (!calls.has(callId)) return `No tool call found for function call output with call_id ${callId}.`;
+      const kind = String(item.type).replace(/_output$/, '');
+      if (calls.get(callId) !== kind) {
+        return `No tool call found for ${CALL_WORDS[kind]} output with call_id ${callId}.`;
+      }
       outputs.add(callId);
     }
   }
-  for (const callId of calls) if (!outputs.has(callId)) return `No tool output found for function call ${callId}.`;
+  for (const [callId, kind] of calls) {
+    if (!outputs.has(callId)) return `No tool output found for ${CALL_WORDS[kind]} ${callId}.`;
+  }
   return undefined;
 }
 
