@@ -17,7 +17,12 @@ import type { FakeUpstream } from './support/client-scenarios';
 import { fakeUpstream } from './support/client-scenarios';
 import type { TestGateway } from './support/create-test-app';
 import type { FakeStreamReply } from './support/fake-anthropic-api';
-import { FakeAnthropicApi, textReply as claudeTextReply, thinkingOnlyReply } from './support/fake-anthropic-api';
+import {
+  API_ERRORS,
+  FakeAnthropicApi,
+  textReply as claudeTextReply,
+  thinkingOnlyReply,
+} from './support/fake-anthropic-api';
 import { FakeProviderA } from './support/fake-provider-a';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { completed, created, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
@@ -1437,6 +1442,38 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(plain.status).toBe(200);
     expect(((await plain.json()) as { usage: unknown }).usage).toEqual(delivered);
     expect(await tokensSince(gateway, 'provider_c', before)).toEqual(sum);
+  });
+
+  it("a run that failed before any text and was retried by the gateway: the client is told the retry's usage, the token counters both runs'", async () => {
+    // The first run's message reports its prompt at message_start, then breaks before any text;
+    // the CLI sends it again once, is refused, and the run fails, so the gateway retries it.
+    api.enqueue(
+      {
+        type: 'stream',
+        blocks: [{ kind: 'text', deltas: [] }],
+        usage: { input_tokens: 1000, output_tokens: 1 },
+        failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+      },
+      API_ERRORS.overloaded(),
+      claudeTextReply('Hello', { input_tokens: 7, output_tokens: 3 }),
+    );
+    const before = await tokenCounters(gateway, 'provider_c');
+    const retriesBefore = gateway.logs.records('upstream_retry').length;
+    const streamed = await streamChat(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      stream_options: { include_usage: true },
+    });
+    expect(contents(streamed).join('')).toBe('Hello');
+    expect(streamed.chunks.at(-1)?.usage).toEqual({
+      prompt_tokens: 7,
+      completion_tokens: 3,
+      total_tokens: 10,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
+    expect(gateway.logs.records('upstream_retry')).toHaveLength(retriesBefore + 1);
+    // The broken message's prompt and the one output token message_start reports, and the answer's.
+    expect(await tokensSince(gateway, 'provider_c', before)).toEqual({ prompt: 1007, completion: 4, cached: 0 });
   });
 
   it("an answer of thinking only the CLI asked again: the client is told the new answer's usage, the token counters both calls' (docs/upstream/provider-c.md §6.2)", async () => {

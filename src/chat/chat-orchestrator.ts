@@ -485,6 +485,10 @@ class TurnContext implements CallContext {
     this.telemetry.billed(usage);
   }
 
+  attemptDropped(): void {
+    this.telemetry.attemptEnded();
+  }
+
   note(fields: Readonly<Record<string, string | number | boolean>>): void {
     this.telemetry.note(fields);
   }
@@ -554,7 +558,8 @@ class ChatTelemetry {
   }
 
   /**
-   * The attempt observed so far was not delivered (a held answer asked again): its last usage
+   * The attempt observed so far was not delivered (a held answer asked again, or an attempt that
+   * failed before output and was dropped): its last usage
    * joins what was billed, and the next attempt's usage starts afresh.
    */
   attemptEnded(): void {

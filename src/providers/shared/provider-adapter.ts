@@ -91,6 +91,12 @@ export interface CallContext {
    */
   readonly billed?: (usage: UsageEvent) => void;
   /**
+   * Told when an attempt fails before output and the turn goes on without it (retried, reopened
+   * or moved to another login, or ended with the error): usage the attempt's events already handed
+   * over was billed all the same, and the next attempt's usage is its own.
+   */
+  readonly attemptDropped?: () => void;
+  /**
    * Adds counts and flags about the upstream side of the turn (provider_a: how its connection was
    * used) to the turn's one `chat_completion` line, instead of a line of their own.
    */

@@ -599,6 +599,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
           yield* this.endWith(account.finalError(failure));
           return;
         }
+        this.options.context.attemptDropped?.();
         if (family.reopenAfter?.(failure)) continue;
         const delayMs =
           failure.retryable && retries < RETRY_DELAYS_MS.length
