@@ -559,8 +559,8 @@ class ChatTelemetry {
 
   /**
    * The attempt observed so far was not delivered (a held answer asked again, or an attempt that
-   * failed before output and was dropped): its last usage
-   * joins what was billed, and the next attempt's usage starts afresh.
+   * failed before output and was dropped): its last usage joins what was billed, and the next
+   * attempt's usage starts afresh.
    */
   attemptEnded(): void {
     if (this.lastUsage) this.billed(this.lastUsage);
