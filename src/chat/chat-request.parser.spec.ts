@@ -622,6 +622,8 @@ describe('parameter rules in the parser', () => {
     [{ n: 0 }, 'invalid_request', 'n'],
     [{ logprobs: true }, 'unsupported_parameter', 'logprobs'],
     [{ top_logprobs: 3 }, 'unsupported_parameter', 'top_logprobs'],
+    [{ top_logprobs: 20 }, 'unsupported_parameter', 'top_logprobs'],
+    [{ top_logprobs: 21 }, 'invalid_request', 'top_logprobs'],
     [{ audio: { voice: 'alloy', format: 'mp3' } }, 'unsupported_parameter', 'audio'],
     [{ modalities: ['text', 'audio'] }, 'unsupported_parameter', 'modalities'],
     [{ modalities: ['audio'] }, 'unsupported_parameter', 'modalities'],
@@ -636,6 +638,9 @@ describe('parameter rules in the parser', () => {
     [{ max_tokens: 1.5 }, 'invalid_request', 'max_tokens'],
     [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'invalid_request', 'stop'],
     [{ stop: [''] }, 'invalid_request', 'stop'],
+    [{ stop: 'x'.repeat(257) }, 'invalid_request', 'stop'],
+    [{ temperature: -0.1 }, 'invalid_request', 'temperature'],
+    [{ top_p: 1.1 }, 'invalid_request', 'top_p'],
     [{ response_format: { type: 'xml' } }, 'invalid_request', 'response_format'],
     [
       { response_format: { type: 'json_schema', json_schema: { name: 'has space', schema: {} } } },
@@ -700,6 +705,34 @@ describe('parameter rules in the parser', () => {
       frequencyPenalty: -0.1,
       responseFormat: { type: 'json_schema', name: 'x', schema: { type: 'object' }, strict: false },
     });
+  });
+
+  it('takes every bound itself: sampling ranges are inclusive, and stop takes 4 entries of 256 characters', () => {
+    const parametersOf = (body: Record<string, unknown>) =>
+      parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...body }, 'gpt-6.1-sol').parameters;
+    expect(parametersOf({ temperature: 2, top_p: 1, presence_penalty: 2, frequency_penalty: 2 })).toEqual({
+      temperature: 2,
+      topP: 1,
+      presencePenalty: 2,
+      frequencyPenalty: 2,
+    });
+    expect(parametersOf({ temperature: 0, top_p: 0, presence_penalty: -2, frequency_penalty: -2 })).toEqual({
+      temperature: 0,
+      topP: 0,
+      presencePenalty: -2,
+      frequencyPenalty: -2,
+    });
+    expect(parametersOf({ stop: ['a', 'b', 'c', 'd'] })).toEqual({ stop: ['a', 'b', 'c', 'd'] });
+    const longest = 'x'.repeat(256);
+    expect(parametersOf({ stop: longest })).toEqual({ stop: [longest] });
+  });
+
+  it('lets max_completion_tokens win over max_tokens in either order of the keys', () => {
+    const maxTokensOf = (body: Record<string, unknown>) =>
+      parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...body }, 'gpt-6.1-sol').parameters.maxTokens;
+    expect(maxTokensOf({ max_completion_tokens: 100, max_tokens: 50 })).toBe(100);
+    expect(maxTokensOf({ max_tokens: 50, max_completion_tokens: 100 })).toBe(100);
+    expect(maxTokensOf({ max_tokens: 50 })).toBe(50);
   });
 
   it('treats json_schema without a schema as json_object', () => {
