@@ -298,6 +298,16 @@ describe(ToolCallCollector.name, () => {
     expect(collector.valid[0]).toMatchObject({ id: 'call_req1ab_0', function: { name: 'ls', arguments: '{}' } });
   });
 
+  it('gives each call without an id its own synthesized id, so none is taken for a repeat', () => {
+    const collector = new ToolCallCollector('req-1', 'function');
+    collector.add({ name: 'ls', kind: 'function', arguments: '{}' });
+    collector.add({ id: '', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}' });
+    expect(collector.valid).toEqual([
+      { index: 0, id: 'call_req-1_0', type: 'function', function: { name: 'ls', arguments: '{}' } },
+      { index: 1, id: 'call_req-1_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } },
+    ]);
+  });
+
   it('fails the turn on a call with unparsable JSON next to a valid one, naming the first invalid call', () => {
     const invalid: unknown[] = [];
     const collector = new ToolCallCollector('r', 'function', {
