@@ -180,6 +180,13 @@ describe(FenceParser.name, () => {
     expect(result.dropped).toEqual([]);
   });
 
+  it('drops an object with junk after it when the stream ends before the closing backticks (more than they are missing)', () => {
+    const result = collect([`${O}\n{"name":"rm","arguments":{}} trailing words`]);
+    expect(result.values).toEqual([]);
+    expect(result.dropped).toEqual(['unclosed']);
+    expect(result.text).toBe('');
+  });
+
   it('treats agent_tool_calls and agent_tool_call_v2 as ordinary text', () => {
     const text = `${TICKS}agent_tool_calls\n{"name":"ls"}\n${TICKS} and ${TICKS}agent_tool_call_v2 x`;
     const result = collect([text.slice(0, 18), text.slice(18)]);
@@ -208,6 +215,16 @@ describe(FenceParser.name, () => {
     expect(result.values).toEqual([]);
     expect(result.dropped).toEqual(['too_large']);
     expect(result.text).toBe('visible');
+  });
+
+  it('keeps a body of exactly the cap (what follows the opener, closing backticks included) and drops one byte more', () => {
+    const body = `\n{"name":"w","arguments":{"t":"é"}}\n${TICKS}`;
+    const bytes = Buffer.byteLength(body, 'utf8');
+    const atCap = collect([O, body, 'after'], new FenceParser(bytes));
+    expect(atCap.values).toEqual([{ name: 'w', arguments: { t: 'é' } }]);
+    expect(atCap.dropped).toEqual([]);
+    expect(atCap.text).toBe('after');
+    expect(collect([O, body, 'after'], new FenceParser(bytes - 1)).dropped).toEqual(['too_large']);
   });
 
   it('drops a fence body over 8 MiB (the default cap)', () => {
