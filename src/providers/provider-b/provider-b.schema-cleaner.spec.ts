@@ -214,6 +214,40 @@ describe(cleanSchema.name, () => {
     expect(report.unresolvedRefs).toBe(2);
   });
 
+  it("keeps a reference's sibling keywords over the target's own", () => {
+    const cleaned = cleanSchema({
+      type: 'object',
+      properties: { owner: { $ref: '#/$defs/Owner', description: 'who owns the file', title: 'Owner' } },
+      $defs: { Owner: { type: 'object', description: 'a user', title: 'User', required: ['id'] } },
+    });
+    expect(cleaned.properties).toEqual({
+      owner: { type: 'object', description: 'who owns the file', title: 'Owner', required: ['id'] },
+    });
+  });
+
+  it('decodes a JSON pointer segment as RFC 6901 says: ~1 to / and then ~0 to ~, so ~01 names ~1', () => {
+    const $defs = { 'a~1b': { type: 'string' }, 'a/b': { type: 'integer' }, 'c d': { type: 'boolean' } };
+    const report = { unresolvedRefs: 0 };
+    const cleaned = cleanSchema(
+      {
+        type: 'object',
+        properties: {
+          tilde: { $ref: '#/$defs/a~01b' },
+          slash: { $ref: '#/$defs/a~1b' },
+          escaped: { $ref: '#/$defs/c%20d' },
+        },
+        $defs,
+      },
+      report,
+    );
+    expect(cleaned.properties).toEqual({
+      tilde: { type: 'string' },
+      slash: { type: 'integer' },
+      escaped: { type: 'boolean' },
+    });
+    expect(report.unresolvedRefs).toBe(0);
+  });
+
   describe('inlines references under every keyword that holds a schema, so no $ref outlives the dropped definitions', () => {
     const MODE = { type: 'string', enum: ['replace', 'insert'] };
     const EDIT = { type: 'object', properties: { line: { type: 'integer' }, mode: { $ref: '#/$defs/Mode' } } };
