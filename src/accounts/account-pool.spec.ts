@@ -1769,6 +1769,23 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
       expect(thrown(() => pool.acquire('chat', 'opus')).code).toBe('paid_usage_not_allowed');
     });
 
+    it("holds Opus on a family's only login when the turn says extra usage is in use without saying it is available", () => {
+      const { pool, clock } = claudePool(['only']);
+      // The CLI's event may carry isUsingOverage (or the API's overage-in-use) without an overageStatus:
+      // the report's paid usage is in use, its availability unknown, and it replaces the endpoint's.
+      const report = planReportOf({
+        status: 'rejected',
+        rateLimitType: 'seven_day_opus',
+        resetsAt: Math.floor((clock.now() + 24 * HOUR) / 1000),
+        isUsingOverage: true,
+      })!;
+      expect(report.paid).toEqual({ kind: 'extra_usage', inUse: true });
+      pool.reportPlan('only', report);
+      expect(pool.stateOf('only').kind).toBe('ready');
+      pool.acquire('chat', 'claude-sonnet-5').release();
+      expect(thrown(() => pool.acquire('chat', 'opus')).code).toBe('paid_usage_not_allowed');
+    });
+
     it("with allow, steers Opus to a login with Opus left, and a family's only login serves it", () => {
       const { pool: sole } = claudePool(['only'], 'allow');
       expect(sole.acquire(undefined, 'claude-opus-4-8').alias).toBe('only');
