@@ -14,6 +14,8 @@ class FakeResponse extends EventEmitter {
   destroyed = false;
   writableNeedDrain = false;
   socket = { bytesWritten: 0, writableLength: 0 };
+  /** What write() answers: false when the socket buffer is full (the writer then waits for 'drain'). */
+  takesWrites = true;
 
   destroy(): void {
     this.destroyed = true;
@@ -38,7 +40,7 @@ class FakeResponse extends EventEmitter {
   write(text: string): boolean {
     this.headersSent = true;
     this.written.push(text);
-    return true;
+    return this.takesWrites;
   }
 
   end(): void {
@@ -127,6 +129,34 @@ describe(SseWriter.name, () => {
     ended.writer.end();
     expect(keepAlive.size).toBe(0);
     jest.advanceTimersByTime(5 * KEEP_ALIVE_INTERVAL_MS);
+    expect(ended.response.written).toEqual(['data: {"n":0}\n\n']);
+  });
+
+  it('resolves a write that waited for the socket true once it drained, false once the client left', async () => {
+    const { response, writer } = writerFor();
+    expect(writer.open({ n: 0 })).toBe(true);
+    response.takesWrites = false;
+    const drained = writer.sendJson({ n: 1 });
+    response.emit('drain');
+    await expect(drained).resolves.toBe(true);
+    const left = writer.sendJson({ n: 2 });
+    response.destroy();
+    await expect(left).resolves.toBe(false);
+    expect([response.listenerCount('drain'), response.listenerCount('close')]).toEqual([0, 0]);
+  });
+
+  it('writes nothing once the client left or the stream ended, and says so at once', () => {
+    const left = writerFor();
+    expect(left.writer.open({ n: 0 })).toBe(true);
+    left.response.destroy();
+    // At once: a write waiting for a 'close' that already came would never end.
+    expect(left.writer.sendJson({ n: 1 })).toBe(false);
+    expect(left.writer.sendDone()).toBe(false);
+    expect(left.response.written).toEqual(['data: {"n":0}\n\n']);
+    const ended = writerFor();
+    expect(ended.writer.open({ n: 0 })).toBe(true);
+    ended.writer.end();
+    expect(ended.writer.sendDone()).toBe(false);
     expect(ended.response.written).toEqual(['data: {"n":0}\n\n']);
   });
 
