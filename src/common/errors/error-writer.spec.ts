@@ -76,6 +76,15 @@ describe(errorAnswer.name, () => {
     expect(
       errorAnswer(new GatewayError('invalid_request'), 'structured', { requestId: 'x'.repeat(129) }).body,
     ).not.toHaveProperty('request_id');
+    // The bound is 128 code points, itself included: an id of astral characters is twice as long in UTF-16.
+    for (const requestId of ['x'.repeat(128), '😀'.repeat(128)])
+      expect(errorAnswer(new GatewayError('invalid_request'), 'structured', { requestId }).body).toHaveProperty(
+        'request_id',
+        requestId,
+      );
+    expect(
+      errorAnswer(new GatewayError('invalid_request'), 'structured', { requestId: '😀'.repeat(129) }).body,
+    ).not.toHaveProperty('request_id');
     expect(errorAnswer(new GatewayError('invalid_request'), 'openai', { requestId: 'req-1' }).body).not.toHaveProperty(
       'request_id',
     );
