@@ -178,6 +178,8 @@ describe(bearerToken.name, () => {
     expect(bearerToken('Bearer abc')).toBe('abc');
     expect(bearerToken('bearer   abc  ')).toBe('abc');
     expect(bearerToken('BEARER\tabc')).toBe('abc');
+    // White space other than the blanks and tabs after the scheme (a no-break space) is trimmed too.
+    expect(bearerToken('Bearer \u00a0abc')).toBe('abc');
   });
 
   it('returns undefined when absent, empty, bare or of another scheme', () => {
