@@ -12,6 +12,7 @@ import {
 } from '../core/parameter-fate';
 import type { ProviderId } from '../core/provider-id';
 import { VERBOSITIES } from '../core/resolved-model';
+import { codePointLength } from '../common/text';
 import type { ResponseFormat, SamplingOptions } from '../providers/shared/provider-adapter';
 
 /*
@@ -98,7 +99,12 @@ function stopRule(value: unknown): string | undefined {
   if (!Array.isArray(list) || list.length > MAX_STOP_SEQUENCES)
     return `must be a string or an array of at most ${MAX_STOP_SEQUENCES} strings`;
   for (const item of list) {
-    if (typeof item !== 'string' || item === '' || item.length > MAX_STOP_LENGTH)
+    // Characters are code points, as for identifiers: UTF-16 length only bounds them from above.
+    if (
+      typeof item !== 'string' ||
+      item === '' ||
+      (item.length > MAX_STOP_LENGTH && codePointLength(item) > MAX_STOP_LENGTH)
+    )
       return `entries must be non-empty strings of at most ${MAX_STOP_LENGTH} characters`;
   }
   return undefined;

@@ -639,6 +639,7 @@ describe('parameter rules in the parser', () => {
     [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'invalid_request', 'stop'],
     [{ stop: [''] }, 'invalid_request', 'stop'],
     [{ stop: 'x'.repeat(257) }, 'invalid_request', 'stop'],
+    [{ stop: '😀'.repeat(257) }, 'invalid_request', 'stop'],
     [{ temperature: -0.1 }, 'invalid_request', 'temperature'],
     [{ top_p: 1.1 }, 'invalid_request', 'top_p'],
     [{ response_format: { type: 'xml' } }, 'invalid_request', 'response_format'],
@@ -723,8 +724,9 @@ describe('parameter rules in the parser', () => {
       frequencyPenalty: -2,
     });
     expect(parametersOf({ stop: ['a', 'b', 'c', 'd'] })).toEqual({ stop: ['a', 'b', 'c', 'd'] });
-    const longest = 'x'.repeat(256);
-    expect(parametersOf({ stop: longest })).toEqual({ stop: [longest] });
+    // Characters are code points: 256 emoji are 512 UTF-16 units, and still within the bound.
+    for (const longest of ['x'.repeat(256), '😀'.repeat(256)])
+      expect(parametersOf({ stop: longest })).toEqual({ stop: [longest] });
   });
 
   it('lets max_completion_tokens win over max_tokens in either order of the keys', () => {
