@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { GatewayError } from '../../core/gateway.error';
 import { claudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
 import { classifyRunFailure, parseRetryAfterSeconds, type CliErrorReport } from './provider-c.errors';
+import { PROVIDER_C_FIX } from './provider-c.fix';
 
 const exit = (stderr: string, code = 1) => classifyRunFailure({ kind: 'exit', code, signal: null, stderr });
 
@@ -132,10 +133,15 @@ describe(classifyRunFailure.name, () => {
     it.each([
       [{ error: 'authentication_failed' }, 'auth', false],
       [{ apiStatus: 403, apiErrorType: 'permission_error' }, 'auth', false],
+      // The API's status alone is enough: the login is refused, and no retry helps.
+      [{ error: 'unknown', apiStatus: 401 }, 'auth', false],
+      [{ error: 'unknown', apiStatus: 403 }, 'auth', false],
       [{ error: 'rate_limit', apiStatus: 429 }, 'rate_limited', false],
       [{ error: 'rate_limit', apiStatus: 429, apiError: 'usage_limit_reached' }, 'usage_limit', false],
       [{ error: 'invalid_request', apiStatus: 400 }, 'bad_request', false],
       [{ error: 'invalid_request', apiStatus: 400, text: 'Prompt is too long' }, 'context_window', false],
+      // A 413 is the request over the API's size, whatever its words: the client compacts.
+      [{ error: 'invalid_request', apiStatus: 413, text: 'Request too large' }, 'context_window', false],
       [{ apiStatus: 404, apiErrorType: 'not_found_error' }, 'not_found', false],
       [{ error: 'billing_error' }, 'usage_credit_exhausted', false],
       [{ error: 'server_error', apiStatus: 529, apiErrorType: 'overloaded_error' }, 'upstream', true],
@@ -176,6 +182,12 @@ describe(classifyRunFailure.name, () => {
     expect(classifyRunFailure({ kind: 'spawn', errno: 'EACCES' })).toMatchObject({
       code: 'provider_cli_missing',
       retryable: false,
+    });
+    // PROVIDER_C_COMMAND names a path under a file: the command is missing too, not a system limit.
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'ENOTDIR' })).toMatchObject({
+      code: 'provider_cli_missing',
+      retryable: false,
+      upstream: { errno: 'ENOTDIR', fix: PROVIDER_C_FIX.install },
     });
     expect(classifyRunFailure({ kind: 'spawn', errno: 'EMFILE' })).toMatchObject({
       code: 'upstream',
@@ -308,6 +320,15 @@ describe("Anthropic's third-party refusal (docs/error-codes.md extra_usage_requi
     expect(report("You're out of extra usage · resets 3pm", { error: 'rate_limit', apiStatus: 429 }).code).toBe(
       'rate_limited',
     );
+    // The API's 429 alone says so, when the CLI's own field names no limit.
+    const limited = report("You're out of extra usage · resets 3pm", {
+      error: 'unknown',
+      apiStatus: 429,
+      apiErrorType: 'rate_limit_error',
+    });
+    expect(limited).toMatchObject({ code: 'rate_limited', retryable: false });
+    expect(limited.spec.status).toBe(429);
+    expect(limited.retryAfterHeader).toBe(60);
   });
 
   it('other 400s stay bad_request', () => {
@@ -413,6 +434,13 @@ describe(parseRetryAfterSeconds.name, () => {
     ['usage limit reached, resets in 3 hours', 10800],
     ['claude ai usage limit reached|1767229200', 3600],
     ['limit reached ∙ resets 1767225660', 60],
+    // The short units.
+    ['usage limit reached, resets in 5h', 18000],
+    ['retry after 2hr', 7200],
+    ['try again in 3m', 180],
+    ['retry after 4 mins', 240],
+    ['retry after 30 sec', 30],
+    ['retry after 45s', 45],
   ])('%j → %d s', (text, seconds) => {
     expect(parseRetryAfterSeconds(text, now)).toBe(seconds);
   });
