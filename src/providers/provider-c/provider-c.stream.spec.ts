@@ -729,6 +729,37 @@ describe(translateLine.name, () => {
       expect(result.diagnostics).toEqual(['provider_c_answer_asked_again']);
     });
 
+    it('an answer stopped by a stop sequence without text is asked again the same way', () => {
+      const lines = editMessage(fixture('thinking-only-asked-again'), 0, undefined, 'stop_sequence');
+      const result = translateLines(lines);
+      expect(result.events).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        { type: 'reasoning-delta', text: ' again' },
+        { type: 'text-delta', text: 'Answer' },
+        NEW_ANSWER_USAGE,
+        FINISH,
+      ]);
+      expect(result.steps.at(-1)).toMatchObject({ terminal: true, billed: FIRST_BILLED });
+      expect(result.diagnostics).toEqual(['provider_c_answer_asked_again']);
+    });
+
+    it("a CLI that names no message: the result's turn count alone tells the sum is two calls'; the client still gets the new message's usage", () => {
+      const lines = fixture('thinking-only-asked-again').map((entry) => {
+        const parsed = JSON.parse(entry);
+        delete parsed.api_message_id;
+        delete parsed.message?.id;
+        delete parsed.event?.message?.id;
+        delete parsed.begun_message_ids;
+        return line(parsed);
+      });
+      expect(lines.join('\n')).not.toMatch(/msg_[0-9a-f]{24}/);
+      const result = translateLines(lines);
+      expect(visible(result.events)).toEqual(['Pon', 'dering', ' again', 'Answer']);
+      expect(result.events.filter((event) => event.type === 'usage')).toEqual([NEW_ANSWER_USAGE]);
+      expect(result.steps.at(-1)).toMatchObject({ terminal: true, billed: FIRST_BILLED });
+    });
+
     it('non-streamed: only the new answer', () => {
       const result = translateLines(fixture('thinking-only-asked-again'), { holdUntilEnd: true });
       expect(result.events).toEqual([
