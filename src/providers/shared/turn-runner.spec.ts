@@ -46,6 +46,8 @@ const failures: Record<string, () => GatewayError> = {
     }),
   usage_limit: () => new GatewayError('usage_limit', { upstreamStatus: 429, retryAfterSeconds: 60 }),
   bad_request: () => new GatewayError('bad_request', { upstreamStatus: 400 }),
+  // The upstream's API refused the login's token.
+  auth: () => new GatewayError('auth', { upstreamStatus: 401 }),
   // A limit that resets in a minute: the hint is above the 30 s cap, so no retry, but the hint stays.
   rate_limited_long: () =>
     new GatewayError('rate_limited', { retryable: true, upstreamStatus: 429, retryAfterSeconds: 60 }),
@@ -387,6 +389,60 @@ describe('runTurn', () => {
     expect(events('upstream_account_moved')).toEqual([
       expect.objectContaining({ from_account: 'first', to_account: 'second', error_code: 'usage_limit' }),
     ]);
+  });
+
+  it('starts the retry budget again on the login a failure moved the turn to', async () => {
+    const { family, opened } = fakeFamily([
+      ['refuse:upstream'],
+      ['refuse:upstream'],
+      // The first login's retries are spent; its limit moves the turn.
+      ['refuse:usage_limit'],
+      ['refuse:upstream'],
+      ['refuse:upstream'],
+      ['ok', 'text', 'done'],
+    ]);
+    const { options, events, slept } = setup(['first', 'second']);
+    const turn = await runTurn(family, options());
+    expect((await drain(turn.events)).map((event) => event.type)).toEqual(['text-delta', 'finish']);
+    expect(opened.map((attempt) => attempt.info.alias)).toEqual([
+      'first',
+      'first',
+      'first',
+      'second',
+      'second',
+      'second',
+    ]);
+    expect(events('upstream_account_moved')).toEqual([
+      expect.objectContaining({ from_account: 'first', to_account: 'second', error_code: 'usage_limit', attempt: 3 }),
+    ]);
+    expect(events('upstream_retry').map((line) => [line.account, line.attempt])).toEqual([
+      ['first', 1],
+      ['first', 2],
+      ['second', 4],
+      ['second', 5],
+    ]);
+    expect(slept).toEqual([250, 1000, 250, 1000]);
+  });
+
+  it("brings back a login the upstream's API refused once a turn on it is answered, and only then", async () => {
+    const { family } = fakeFamily([
+      ['refuse:auth'],
+      ['ok', 'text', 'fail:upstream'],
+      ['refuse:bad_request'],
+      ['ok', 'text', 'done'],
+    ]);
+    const { options, pool } = setup(['only']);
+    await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'auth' });
+    expect(pool.stateOf('only')).toMatchObject({ kind: 'login_dead', refusedBy: 'api' });
+    expect(pool.loginVerdict('only')).toBe('login_refused');
+    // A family's only login is still asked; turns that fail, before output or after it, prove nothing.
+    expect((await drain((await runTurn(family, options())).events)).at(-1)).toMatchObject({ type: 'error' });
+    await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'bad_request' });
+    expect(pool.stateOf('only').kind).toBe('login_dead');
+    // An answered turn does: the login is back, and the login report names no refusal.
+    expect((await drain((await runTurn(family, options())).events)).at(-1)).toEqual({ type: 'finish', reason: 'stop' });
+    expect(pool.stateOf('only')).toEqual({ kind: 'ready' });
+    expect(pool.loginVerdict('only')).toBeUndefined();
   });
 
   describe('sends nothing on a login the paid-usage guard rested before an open after the first', () => {
