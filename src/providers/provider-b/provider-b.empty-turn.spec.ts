@@ -1,5 +1,11 @@
 import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from './provider-b.constants';
-import { endsWithToolResults, invalidTurnReason, showsText, withRetryNudge } from './provider-b.empty-turn';
+import {
+  endsWithToolResults,
+  INVALID_TURN_RETRY,
+  invalidTurnReason,
+  showsText,
+  withRetryNudge,
+} from './provider-b.empty-turn';
 import { createProviderBStreamState } from './provider-b.stream';
 import type { CodeAssistContent } from './provider-b.wire-types';
 
@@ -37,6 +43,13 @@ describe(invalidTurnReason.name, () => {
       expect(invalidTurnReason(ended(finishReason), thoughts, true)).toBe(afterTools);
     },
   );
+});
+
+describe('INVALID_TURN_RETRY', () => {
+  it('sends an invalid turn again 3 times at most, after 1 s, 2 s and 4 s, as the pinned Gemini CLI does', () => {
+    expect(INVALID_TURN_RETRY.maxRetries).toBe(3);
+    expect([0, 1, 2].map(INVALID_TURN_RETRY.delayMs)).toEqual([1000, 2000, 4000]);
+  });
 });
 
 describe(showsText.name, () => {
