@@ -117,6 +117,57 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
     });
   });
 
+  it('keeps the bundled fields a live entry leaves out: the provider_a list reader writes them as undefined', () => {
+    const catalog = fresh();
+    const bare: UpstreamModelInfo = {
+      provider: 'provider_a',
+      slug: 'gpt-5.5',
+      listed: true,
+      efforts: ['low'],
+      defaultEffort: null,
+      defaultVerbosity: null,
+      supportsVerbosity: undefined,
+      serviceTiers: undefined,
+      responsesLite: undefined,
+      contextWindow: undefined,
+      inputModalities: undefined,
+      priority: undefined,
+    };
+    catalog.live.publish('provider_a', [bare]);
+    expect(catalog.upstreamInfo('gpt-5.5')).toMatchObject({
+      efforts: ['low'],
+      responsesLite: false,
+      contextWindow: 272000,
+      inputModalities: ['text', 'image'],
+    });
+  });
+
+  it('checks no reasoning_effort against a live entry that lists no efforts (the Codex CLI still sends its setting)', () => {
+    const catalog = fresh();
+    catalog.live.publish('provider_a', [live('gpt-7-sol', { efforts: [], defaultEffort: null, serviceTiers: [] })]);
+    expect(catalog.resolve('gpt-7-sol', { reasoningEffort: 'high' })).toMatchObject({ reasoningEffort: 'high' });
+    expect(catalog.resolve('provider_a/gpt-7-sol', { reasoningEffort: 'high' })).toMatchObject({
+      reasoningEffort: 'high',
+    });
+    // A bundled model the list names without efforts: its file efforts no longer hold either.
+    catalog.live.publish('provider_a', [live('gpt-5.5', { efforts: [] })]);
+    expect(catalog.resolve('gpt-5.5', { reasoningEffort: 'minimal' })).toMatchObject({ reasoningEffort: 'minimal' });
+  });
+
+  it("adds a live list's variant rows in the order of its priority, not of the array", () => {
+    const catalog = fresh();
+    catalog.live.publish('provider_a', [
+      live('gpt-7-terra', { priority: 2, efforts: ['low'], serviceTiers: [] }),
+      live('gpt-7-sol', { priority: 1, efforts: ['low'], serviceTiers: [] }),
+    ]);
+    expect(listedIds(catalog).filter((id) => id.startsWith('gpt-7'))).toEqual([
+      'gpt-7-sol',
+      'gpt-7-sol-low',
+      'gpt-7-terra',
+      'gpt-7-terra-low',
+    ]);
+  });
+
   it('drops a refused model from the list until the live list changes its entry, and bumps the revision each time', () => {
     const catalog = fresh();
     const luna = live('gpt-6-luna');
