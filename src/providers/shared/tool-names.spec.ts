@@ -16,6 +16,10 @@ describe(buildToolNameMap.name, () => {
       fc.string({ minLength: 0, maxLength: 40 }),
       fc.stringMatching(/^[a-z0-9_.]{1,30}$/),
       fc.stringMatching(/^[a-z_]{1,10}$/).map((tool) => `mcp__server__${tool}`),
+      // Around the limit with one refused character: fast-check's default sizes rarely reach it.
+      fc
+        .tuple(fc.integer({ min: 12, max: 30 }), fc.nat(), fc.constantFrom('.', '/', ' '))
+        .map(([length, at, bad]) => `${'n'.repeat(at % length)}${bad}${'n'.repeat(length - 1 - (at % length))}`),
     );
     fc.assert(
       fc.property(fc.uniqueArray(name, { maxLength: 20 }), (names) => {
@@ -51,6 +55,15 @@ describe(buildToolNameMap.name, () => {
     const map = buildToolNameMap(['mcp__a_long_server__the_tool', 'a_very_long_plain_name_indeed'], RULE);
     expect(map.toUpstream('mcp__a_long_server__the_tool')).toMatch(/^mcp____the_tool_[0-9a-f]{8}$/);
     expect(map.toUpstream('a_very_long_plain_name_indeed')).toMatch(/^a_very_long_pla_[0-9a-f]{8}$/);
+  });
+
+  it('cuts a name that fits the limit only without the hash suffix, so the renamed one fits it too', () => {
+    // 18 characters, one refused: under the limit of 24 as it is, over it once the suffix is added.
+    const name = 'abcdefghijklmnop.x';
+    const map = buildToolNameMap([name], RULE);
+    expect(map.toUpstream(name)).toMatch(/^abcdefghijklmno_[0-9a-f]{8}$/);
+    expect(map.toUpstream(name)).toMatch(RULE.valid);
+    expect(map.toClient(map.toUpstream(name))).toBe(name);
   });
 
   it('returns names as they are, renaming nothing, when all are valid', () => {
