@@ -76,9 +76,13 @@ describe(LoginTokenCache.name, () => {
     settle(0, { accessToken: 'old' });
     await first;
     const recovered = cache.afterRejection('old', load, never);
+    // While the refresh runs, no other caller is handed the rejected token: they join the refresh.
+    expect(cache.usable()).toBeUndefined();
+    const meanwhile = cache.current(load, never);
     await Promise.resolve();
     settle(1, { accessToken: 'refreshed' });
     expect((await recovered).accessToken).toBe('refreshed');
+    expect((await meanwhile).accessToken).toBe('refreshed');
     expect(calls).toStrictEqual([undefined, 'old']);
     expect((await cache.current(load, never)).accessToken).toBe('refreshed');
   });
@@ -98,9 +102,13 @@ describe(LoginTokenCache.name, () => {
     expect(calls).toStrictEqual([undefined, 'old-login']);
     settle(1, { accessToken: 'old-login-refreshed' });
     expect((await stale).accessToken).toBe('old-login-refreshed');
+    // The old login's token is not cached: a caller now waits for the new file's.
+    expect(cache.usable()).toBeUndefined();
+    const meanwhile = cache.current(load, never);
     await new Promise((resolve) => setImmediate(resolve));
     settle(2, { accessToken: 'new-login' });
     expect((await next).accessToken).toBe('new-login');
+    expect((await meanwhile).accessToken).toBe('new-login');
     expect((await cache.current(load, never)).accessToken).toBe('new-login');
     expect(calls).toStrictEqual([undefined, 'old-login', undefined]);
   });

@@ -85,6 +85,13 @@ describe(refreshCredentialsAhead.name, () => {
     });
   });
 
+  it('writes an expiry one hour ahead when the answer names none', async () => {
+    store(1_000_000 + 60_000);
+    answer = { status: 200, body: { access_token: 'new' } };
+    expect(await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000)).toBe(1_000_000 + 3_600_000);
+    expect(stored().claudeAiOauth).toMatchObject({ accessToken: 'new', expiresAt: 1_000_000 + 3_600_000 });
+  });
+
   it('calls a refused refresh token a dead login, and any other failure worth another try', async () => {
     store(Date.now() + 60_000);
     answer = { status: 400, body: { error: 'invalid_grant' } };
