@@ -215,6 +215,14 @@ describe('provider_a tool names', () => {
     expect(map.renamed).toBe(2);
   });
 
+  it('keeps a renamed name within 64 characters when only the hash suffix would push it over', () => {
+    const name = `mcp__srv__${'a'.repeat(48)}.x`;
+    expect(name).toHaveLength(60);
+    const map = buildToolNameMap([name], RESPONSES_TOOL_NAMES);
+    expect(map.toUpstream(name)).toMatch(VALID_TOOL_NAME);
+    expect(map.toClient(map.toUpstream(name))).toBe(name);
+  });
+
   it('never renames into a name the client already uses', () => {
     const map = buildToolNameMap(['a.b'], RESPONSES_TOOL_NAMES);
     const taken = map.toUpstream('a.b');

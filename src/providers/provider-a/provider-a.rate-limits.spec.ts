@@ -31,6 +31,10 @@ describe('the Codex plan meter (docs/upstream/provider-a.md §4.3)', () => {
       reachedType: 'workspace_owner_credits_depleted',
     });
     expect(rateLimitsFromHeaders({})).toBeUndefined();
+    // A flag may also come as 1 or 0.
+    expect(
+      rateLimitsFromHeaders({ 'x-codex-credits-has-credits': '1', 'x-codex-credits-unlimited': '0' })?.credits,
+    ).toEqual({ hasCredits: true, unlimited: false });
   });
 
   it('keeps no free text: a balance or type that is not a short token is dropped', () => {
@@ -52,6 +56,10 @@ describe('the Codex plan meter (docs/upstream/provider-a.md §4.3)', () => {
       credits: { hasCredits: false, unlimited: false, balance: '0' },
       planType: 'plus',
     });
+    // Credits may also come inside rate_limits.
+    expect(
+      rateLimitsFromEvent({ rate_limits: { primary: { used_percent: 10 }, credits: { has_credits: true } } })?.credits,
+    ).toEqual({ hasCredits: true });
   });
 
   it('reads wham/usage: windows in seconds, a reset after N seconds, limit_reached and credits', () => {

@@ -91,6 +91,14 @@ describe(buildChatBody.name, () => {
     expect(body.text).toEqual(sent);
     // Same members in the same order as the CLI.
     expect(Object.keys((body.text as { format: object }).format)).toEqual(Object.keys(sent.format!));
+    // The client's json_schema.description goes with it (docs/chat.md, the response_format row).
+    const described = buildChatBody(
+      request({
+        responseFormat: { type: 'json_schema', name: 'n', schema, strict: true, description: 'One summary' },
+      }),
+      { sessionId: SESSION },
+    ).body.text as { format: Record<string, unknown> };
+    expect(described.format).toEqual({ ...sent.format, name: 'n', description: 'One summary' });
     expect(
       buildChatBody(request({ responseFormat: { type: 'json_object' } }), { sessionId: SESSION }).body.text,
     ).toEqual({ verbosity: 'low', format: { type: 'json_object' } });
@@ -208,6 +216,17 @@ describe(buildChatBody.name, () => {
       buildChatBody(request({ tools, toolChoice: { type: 'custom', custom: { name: 'y' } } }), { sessionId: SESSION })
         .body.tool_choice,
     ).toEqual({ type: 'custom', name: 'y' });
+    // A forced tool goes up as the type it is declared with, whichever type the choice names
+    // (docs/chat.md, the tool_choice row): a custom tool forced as the function it was shown as.
+    expect(
+      buildChatBody(request({ tools, toolChoice: { type: 'function', function: { name: 'y' } } }), {
+        sessionId: SESSION,
+      }).body.tool_choice,
+    ).toEqual({ type: 'custom', name: 'y' });
+    expect(
+      buildChatBody(request({ tools, toolChoice: { type: 'custom', custom: { name: 'x' } } }), { sessionId: SESSION })
+        .body.tool_choice,
+    ).toEqual({ type: 'function', name: 'x' });
     expect(buildChatBody(request({ tools, toolChoice: 'required' }), { sessionId: SESSION }).body.tool_choice).toBe(
       'required',
     );
