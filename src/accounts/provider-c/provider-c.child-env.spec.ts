@@ -1,13 +1,28 @@
-import {
-  CLAUDE_SESSION_VARIABLES,
-  claudeChildEnvironment,
-  NONESSENTIAL_TRAFFIC_SWITCHES,
-} from './provider-c.child-env';
+import { claudeChildEnvironment, NONESSENTIAL_TRAFFIC_SWITCHES } from './provider-c.child-env';
+
+/**
+ * The session variables by name, written out here rather than taken from the list under test, so
+ * that a name dropped from that list fails this spec.
+ */
+const SESSION_VARIABLES = [
+  'CLAUDECODE',
+  'CLAUDE_CODE_ENTRYPOINT',
+  'CLAUDE_CODE_SESSION_ID',
+  'CLAUDE_CODE_CHILD_SESSION',
+  'CLAUDE_CODE_SESSION_ATTENDED',
+  'CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS',
+  'CLAUDE_CODE_SSE_PORT',
+  'CLAUDE_CODE_EXECPATH',
+  'CLAUDE_PROJECT_DIR',
+  'CLAUDE_ENV_FILE',
+  'CLAUDE_PID',
+  'CLAUDE_EFFORT',
+];
 
 describe(claudeChildEnvironment.name, () => {
   it('removes CLAUDECODE and its kin but keeps the login variables and everything else', () => {
     const base = Object.fromEntries([
-      ...CLAUDE_SESSION_VARIABLES.map((name) => [name, '1']),
+      ...SESSION_VARIABLES.map((name) => [name, '1']),
       ['HOME', '/h'],
       ['CLAUDE_CODE_OAUTH_TOKEN', 't'],
       ['CLAUDE_CONFIG_DIR', '/c'],
