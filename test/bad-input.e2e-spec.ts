@@ -217,6 +217,13 @@ describe('bad input', () => {
       expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
     });
 
+    it('an HTTP/1.0 request without Host, which HTTP/1.0 allows (load-balancer health checks send them), is served', async () => {
+      const answer = await sendRawBytes(port(), Buffer.from('GET /health HTTP/1.0\r\n\r\n', 'latin1'), {
+        halfClose: false,
+      });
+      expect(answer.status).toBe(200);
+    });
+
     it("an HTTP/1.1 request without Host gets a JSON 400 and Connection: close, not Node's bare 400 (found by fuzzing)", async () => {
       const answer = await sendRawBytes(
         port(),
