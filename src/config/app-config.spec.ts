@@ -152,6 +152,19 @@ describe(loadConfig.name, () => {
       expect(load({ GATEWAY_DRAIN_TIMEOUT: '0ms' }).server.drainTimeoutMs).toBe(0);
     });
 
+    it('reads every documented boolean spelling in any case, a log level in any case, and a URL without its trailing slashes', () => {
+      // docs/configuration.md "Formats": booleans are true/false, also 1/0, yes/no and on/off.
+      for (const on of ['true', '1', 'yes', 'on', ' ON '])
+        expect(load({ PRIMARY_AGENT_QUEUE_ENABLED: on }).agentQueue.enabled).toBe(true);
+      for (const off of ['false', '0', 'no', 'off', 'Off'])
+        expect(load({ PRIMARY_AGENT_QUEUE_ENABLED: off }).agentQueue.enabled).toBe(false);
+      expect(load({ LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug');
+      // provider_a posts to its URL as given, so a trailing slash would name another path.
+      expect(load({ PROVIDER_A_URL: 'https://relay.test/codex/responses//' }).providerA.url).toBe(
+        'https://relay.test/codex/responses',
+      );
+    });
+
     it('refuses a duration that is not 0 but rounds to 0 ms, which would read as the meaning of 0', () => {
       // PROVIDER_A_TIMEOUT=0 is "no bound": 0.4ms must not silently become that.
       expect(configError(() => load({ PROVIDER_A_TIMEOUT: '0.4ms' }))).toBe(
