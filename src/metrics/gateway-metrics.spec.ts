@@ -130,3 +130,45 @@ describe('GatewayMetrics account plan', () => {
     expect(calls.get('accountQuotaUsed.remove')).toBeUndefined();
   });
 });
+
+describe('GatewayMetrics account and request values', () => {
+  it('sets exactly one account state to 1, the cooling end in whole seconds, and paid in-use apart from available', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.accountState('provider_a', 'work', 'cooling', 1_700_000_000_500);
+    expect(calls.get('accountState.set')!.filter(([, value]) => value === 1)).toEqual([
+      [{ provider: 'provider_a', account: 'work', state: 'cooling' }, 1],
+    ]);
+    expect(calls.get('accountCoolingUntil.set')).toEqual([
+      [{ provider: 'provider_a', account: 'work' }, 1_700_000_001],
+    ]);
+    metrics.accountPlan('provider_a', 'work', {
+      windows: [],
+      paid: { kind: 'credits', available: true, inUse: false },
+      planSpent: false,
+    });
+    expect(calls.get('accountPaidInUse.set')).toEqual([[{ provider: 'provider_a', account: 'work' }, 0]]);
+    expect(calls.get('accountPaidAvailable.set')).toEqual([[{ provider: 'provider_a', account: 'work' }, 1]]);
+  });
+
+  it("creates a registered login's paid-turn counter at 0, so an increase() over it reads 0 rather than no data", () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.accountRegistered('provider_a', 'work');
+    expect(calls.get('paidTurns.inc')).toEqual([[{ provider: 'provider_a', account: 'work' }, 0]]);
+  });
+
+  it('labels request durations by whether the request streamed (the dashboard filters stream="true")', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.chatRequest({ provider: 'provider_a', model: 'm', status: 200, stream: true, durationSeconds: 1 });
+    metrics.chatRequest({ provider: 'provider_a', model: 'm', status: 200, stream: false, durationSeconds: 2 });
+    expect(calls.get('requestDuration.observe')).toEqual([
+      [{ provider: 'provider_a', stream: 'true' }, 1],
+      [{ provider: 'provider_a', stream: 'false' }, 2],
+    ]);
+  });
+});
