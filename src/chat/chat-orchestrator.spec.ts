@@ -156,6 +156,37 @@ describe(ChatOrchestrator.name, () => {
     ]);
   });
 
+  it('records a client that left during the turn as 499 canceled, even when the renderer did not notice', async () => {
+    const adapter = new FakeAdapter({ events: reply });
+    const { orchestrator, command, counted, completions } = setup(adapter);
+    const client = new AbortController();
+    await orchestrator.run(
+      command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }, client),
+      async (events) => {
+        const result = await readAll(events);
+        client.abort(new Error('socket closed'));
+        return result;
+      },
+    );
+    expect(counted).toContain('request:499');
+    expect(completions()).toEqual([expect.objectContaining({ status: 499, error_code: 'canceled' })]);
+  });
+
+  it('records the first token at the first reasoning text, which a streamed client is given as reasoning_content', async () => {
+    const adapter = new FakeAdapter({
+      events: [
+        { type: 'reasoning-delta', text: 'thinking' },
+        { type: 'finish', reason: 'stop' },
+      ],
+    });
+    const { orchestrator, command, counted } = setup(adapter);
+    await orchestrator.run(
+      command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }),
+      readAll,
+    );
+    expect(counted).toContain('first_token');
+  });
+
   it('records no first token at an empty tool call, which the client is never given', async () => {
     const emptyCall: ChatEvent = { type: 'tool-call', call: { id: 'c1', name: '', kind: 'function', arguments: '{}' } };
     const adapter = new FakeAdapter({ events: [emptyCall, { type: 'finish', reason: 'stop' }] });
@@ -488,6 +519,21 @@ describe(ChatOrchestrator.name, () => {
         Object.assign(new FakeAdapter({ attempts }), { id: 'provider_c' as const });
       const events = (records: Record<string, unknown>[], name: string) =>
         records.filter((record) => record.event === name);
+
+      it('tool_choice none with a stop sequence: the turn ends at the match and the upstream is not read on', async () => {
+        const adapter = providerC([
+          [
+            text('one STOP two'),
+            text(' three'),
+            { type: 'tool-call', call: { id: 'c', name: 'read_file', kind: 'function', arguments: '{}' } },
+            finish,
+          ],
+        ]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(command(body('none', { stop: ['STOP'] })), readAll);
+        expect(seen).toEqual([text('one '), finish]);
+        expect(adapter.pulled).toBe(1);
+      });
 
       it('required: asks again after an answer without a call, writes nothing of it, then the whole turn with the call', async () => {
         const adapter = providerC([
