@@ -734,6 +734,26 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
+  it('leaves empty texts out of the user and system messages, which Code Assist refuses as an empty text parameter (docs/upstream/provider-b.md §6)', async () => {
+    const result = await streamChat(gateway, {
+      messages: [
+        { role: 'system', content: '' },
+        { role: 'developer', content: 'Be brief.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'hello' },
+          ],
+        },
+      ],
+    });
+    expect(result.status).toBe(200);
+    const request = fake.requests('streamGenerateContent')[0].body.request;
+    expect(request.systemInstruction.parts).toEqual([{ text: 'Be brief.' }]);
+    expect(request.contents).toEqual([{ role: 'user', parts: [{ text: 'hello' }] }]);
+  });
+
   describe('image parts (docs/upstream/provider-b.md §6)', () => {
     // A 1×1 PNG, as an agent pastes a screenshot.
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';

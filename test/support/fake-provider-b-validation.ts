@@ -23,7 +23,10 @@
  *   `allowedFunctionNames` and in the history's calls and results to the same rule, so a name
  *   that escapes the gateway's renaming anywhere in the body fails the tests;
  * - two declarations of one name. The real answer reads `Duplicate function declaration found: click`
- *   (google-gemini/gemini-cli#22207, googleapis/dotnet-genai#189).
+ *   (google-gemini/gemini-cli#22207, googleapis/dotnet-genai#189);
+ * - a part whose `text` is empty, in `contents` or in `systemInstruction`. The real answer reads
+ *   `Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again.`
+ *   (zuisong/gemini-openai-proxy#83, google-gemini/deprecated-generative-ai-python#697).
  */
 const SCHEMA_FIELDS = new Set([
   'type',
@@ -116,11 +119,21 @@ function functionNameProblem(request: any): string | undefined {
   return bad && `The GenerateContentRequest proto is invalid:\n  * ${bad[0]}: [FIELD_INVALID] ${FUNCTION_NAME_RULE}`;
 }
 
+const EMPTY_TEXT =
+  'Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again.';
+
+/** True when a content or the system instruction holds a part whose `text` is the empty string. */
+function hasEmptyText(request: any): boolean {
+  const contents: any[] = [...(request?.contents ?? []), request?.systemInstruction];
+  return contents.some((content) => (content?.parts ?? []).some((part: any) => part?.text === ''));
+}
+
 /** The backend's error message for the first problem found, or undefined when the body is acceptable. */
 export function rejectionOf(body: any): string | undefined {
   const request = body?.request;
   const configProblem = generationConfigProblem(request?.generationConfig);
   if (configProblem) return configProblem;
+  if (hasEmptyText(request)) return EMPTY_TEXT;
   const nameProblem = functionNameProblem(request);
   if (nameProblem) return nameProblem;
   const declarations: any[] = (request?.tools ?? []).flatMap((tool: any) => tool?.functionDeclarations ?? []);

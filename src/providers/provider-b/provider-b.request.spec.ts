@@ -142,6 +142,34 @@ describe(buildProviderBRequest.name, () => {
     ]);
   });
 
+  it('sends each inline image under its own media type and leaves empty texts out, in user and system messages', () => {
+    const jpeg = `data:image/jpeg;base64,${Buffer.from([0xff, 0xd8, 0xff, 0xe0]).toString('base64')}`;
+    const { envelope } = buildProviderBRequest(
+      chatRequest({
+        messages: [
+          { role: 'system', content: '' },
+          { role: 'developer', content: 'Be brief.' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: '' },
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: jpeg } },
+            ],
+          },
+        ],
+      }),
+      options,
+    );
+    expect(envelope.request.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'Be brief.' }] });
+    expect(envelope.request.contents).toEqual([
+      {
+        role: 'user',
+        parts: [{ text: 'What is this?' }, { inlineData: { mimeType: 'image/jpeg', data: jpeg.split(',')[1] } }],
+      },
+    ]);
+  });
+
   it('sends one empty user text when no message survives', () => {
     const { envelope } = buildProviderBRequest(
       chatRequest({
