@@ -754,6 +754,19 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(request.contents).toEqual([{ role: 'user', parts: [{ text: 'hello' }] }]);
   });
 
+  it('sends a request of system text alone as the user turn, since Gemini needs one (docs/upstream/provider-b.md §6)', async () => {
+    const result = await streamChat(gateway, {
+      messages: [
+        { role: 'system', content: 'Say hi.' },
+        { role: 'user', content: '' },
+      ],
+    });
+    expect(result.status).toBe(200);
+    const request = fake.requests('streamGenerateContent')[0].body.request;
+    expect(request.systemInstruction).toBeUndefined();
+    expect(request.contents).toEqual([{ role: 'user', parts: [{ text: 'Say hi.' }] }]);
+  });
+
   describe('image parts (docs/upstream/provider-b.md §6)', () => {
     // A 1×1 PNG, as an agent pastes a screenshot.
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';

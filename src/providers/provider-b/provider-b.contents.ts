@@ -54,11 +54,14 @@ export function convertMessages(
       if (parts.length > 0) contents.push({ role: 'user', parts });
     }
   }
-  if (contents.length === 0) contents.push({ role: 'user', parts: [{ text: '' }] });
-  return {
-    systemText: systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined,
-    contents: coalesceRoles(contents),
-  };
+  const systemText = systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined;
+  if (contents.length === 0) {
+    // Gemini needs a user turn and refuses an empty text: a request of system text alone (OpenAI
+    // answers one) sends that text as the user's turn. With no text at all, the empty turn goes up
+    // and the upstream's refusal (an empty text parameter) is the client's 400.
+    return { contents: [{ role: 'user', parts: [{ text: systemText ?? '' }] }] };
+  }
+  return { systemText, contents: coalesceRoles(contents) };
 }
 
 /**

@@ -170,7 +170,7 @@ describe(buildProviderBRequest.name, () => {
     ]);
   });
 
-  it('sends one empty user text when no message survives', () => {
+  it('sends the system text as the user turn when no other message has any, else one empty user text', () => {
     const { envelope } = buildProviderBRequest(
       chatRequest({
         messages: [
@@ -180,8 +180,11 @@ describe(buildProviderBRequest.name, () => {
       }),
       options,
     );
-    expect(envelope.request.contents).toEqual([{ role: 'user', parts: [{ text: '' }] }]);
-    expect(envelope.request.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'sys' }] });
+    expect(envelope.request.contents).toEqual([{ role: 'user', parts: [{ text: 'sys' }] }]);
+    expect(envelope.request.systemInstruction).toBeUndefined();
+    const empty = buildProviderBRequest(chatRequest({ messages: [{ role: 'user', content: null }] }), options);
+    expect(empty.envelope.request.contents).toEqual([{ role: 'user', parts: [{ text: '' }] }]);
+    expect(empty.envelope.request.systemInstruction).toBeUndefined();
   });
 
   describe('tool_choice (docs/upstream/provider-b.md §13.15)', () => {
