@@ -715,8 +715,8 @@ describe(translateLine.name, () => {
       expect(twice.at(-1)).toMatchObject({ type: 'result', subtype: 'success', num_turns: 2, result: '' });
     });
 
-    it("streamed: the reasoning sent is not sent again, the new answer's goes on after it, then its text; the client gets the new message's usage, the first is billed", () => {
-      const result = translateLines(fixture('thinking-only-asked-again'));
+    /** What the client gets of the streamed answer asked again, and what is billed apart. */
+    const expectAskedAgain = (result: ReturnType<typeof translateLines>) => {
       expect(result.events).toEqual([
         { type: 'reasoning-delta', text: 'Pon' },
         { type: 'reasoning-delta', text: 'dering' },
@@ -727,21 +727,16 @@ describe(translateLine.name, () => {
       ]);
       expect(result.steps.at(-1)).toMatchObject({ terminal: true, billed: FIRST_BILLED });
       expect(result.diagnostics).toEqual(['provider_c_answer_asked_again']);
+    };
+
+    it("streamed: the reasoning sent is not sent again, the new answer's goes on after it, then its text; the client gets the new message's usage, the first is billed", () => {
+      expectAskedAgain(translateLines(fixture('thinking-only-asked-again')));
     });
 
     it('an answer stopped by a stop sequence without text is asked again the same way', () => {
-      const lines = editMessage(fixture('thinking-only-asked-again'), 0, undefined, 'stop_sequence');
-      const result = translateLines(lines);
-      expect(result.events).toEqual([
-        { type: 'reasoning-delta', text: 'Pon' },
-        { type: 'reasoning-delta', text: 'dering' },
-        { type: 'reasoning-delta', text: ' again' },
-        { type: 'text-delta', text: 'Answer' },
-        NEW_ANSWER_USAGE,
-        FINISH,
-      ]);
-      expect(result.steps.at(-1)).toMatchObject({ terminal: true, billed: FIRST_BILLED });
-      expect(result.diagnostics).toEqual(['provider_c_answer_asked_again']);
+      expectAskedAgain(
+        translateLines(editMessage(fixture('thinking-only-asked-again'), 0, undefined, 'stop_sequence')),
+      );
     });
 
     it("a CLI that names no message: the result's turn count alone tells the sum is two calls'; the client still gets the new message's usage", () => {
