@@ -765,6 +765,10 @@ describe('provider_b over POST /v1/chat/completions', () => {
     const request = fake.requests('streamGenerateContent')[0].body.request;
     expect(request.systemInstruction).toBeUndefined();
     expect(request.contents).toEqual([{ role: 'user', parts: [{ text: 'Say hi.' }] }]);
+    // With no text at all, Code Assist refuses the empty turn: the client's 400 says the upstream did.
+    const empty = await postChat(gateway, { messages: [{ role: 'user', content: '' }] });
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as { error: { code: string } }).error.code).toBe('upstream_rejected_request');
   });
 
   describe('image parts (docs/upstream/provider-b.md §6)', () => {

@@ -58,7 +58,7 @@ export function convertMessages(
   if (contents.length === 0) {
     // Gemini needs a user turn and refuses an empty text: a request of system text alone (OpenAI
     // answers one) sends that text as the user's turn. With no text at all, the empty turn goes up
-    // and the upstream's refusal (an empty text parameter) is the client's 400.
+    // and the upstream's refusal is the client's 400 `upstream_rejected_request`.
     return { contents: [{ role: 'user', parts: [{ text: systemText ?? '' }] }] };
   }
   return { systemText, contents: coalesceRoles(contents) };
