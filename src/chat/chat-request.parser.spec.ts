@@ -179,6 +179,10 @@ const RULE_MESSAGE = new RegExp(
     ')$',
 );
 
+/** A body of one user message and `fields`, parsed for a served model. */
+const parseWith = (fields: Record<string, unknown>) =>
+  parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...fields }, 'gpt-6.1-sol');
+
 describe('chat body validation', () => {
   it('answers any body with at most five field-and-rule messages, and never with a value but a tool name', () => {
     fc.assert(
@@ -355,7 +359,7 @@ describe('chat body validation', () => {
   it("names the field a body's first broken rule is about as the error's param", () => {
     const paramOf = (fields: Record<string, unknown>) => {
       try {
-        parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...fields }, 'gpt-6.1-sol');
+        parseWith(fields);
       } catch (error) {
         return [(error as GatewayError).code, (error as GatewayError).param];
       }
@@ -552,7 +556,7 @@ const SDK_IMAGE_DETAILS = {
 
 const refusalOf = (body: Record<string, unknown>): GatewayError | undefined => {
   try {
-    parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...body }, 'gpt-6.1-sol');
+    parseWith(body);
     return undefined;
   } catch (error) {
     return error as GatewayError;
@@ -709,8 +713,7 @@ describe('parameter rules in the parser', () => {
   });
 
   it('takes every bound itself: sampling ranges are inclusive, and stop takes 4 entries of 256 characters', () => {
-    const parametersOf = (body: Record<string, unknown>) =>
-      parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...body }, 'gpt-6.1-sol').parameters;
+    const parametersOf = (body: Record<string, unknown>) => parseWith(body).parameters;
     expect(parametersOf({ temperature: 2, top_p: 1, presence_penalty: 2, frequency_penalty: 2 })).toEqual({
       temperature: 2,
       topP: 1,
@@ -730,8 +733,7 @@ describe('parameter rules in the parser', () => {
   });
 
   it('lets max_completion_tokens win over max_tokens in either order of the keys', () => {
-    const maxTokensOf = (body: Record<string, unknown>) =>
-      parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...body }, 'gpt-6.1-sol').parameters.maxTokens;
+    const maxTokensOf = (body: Record<string, unknown>) => parseWith(body).parameters.maxTokens;
     expect(maxTokensOf({ max_completion_tokens: 100, max_tokens: 50 })).toBe(100);
     expect(maxTokensOf({ max_tokens: 50, max_completion_tokens: 100 })).toBe(100);
     expect(maxTokensOf({ max_tokens: 50 })).toBe(50);
@@ -812,7 +814,7 @@ describe(normalizeTools.name, () => {
 
   it('is done once, by the parser: the parsed body carries the tools as sent and as read', () => {
     const tools = [{ type: 'function', function: { name: 'read' } }, { type: 'web_search' }];
-    const parsed = parseChatBody({ messages: [{ role: 'user', content: 'hi' }], tools }, 'gpt-6.1-sol');
+    const parsed = parseWith({ tools });
     expect(parsed.tools).toBe(tools);
     expect(parsed.normalizedTools).toEqual([
       expect.objectContaining({ name: 'read', type: 'function', raw: tools[0] }),
