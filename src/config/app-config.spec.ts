@@ -549,6 +549,27 @@ describe(loadConfig.name, () => {
         expect(configError(() => load({ PROVIDER_C_ACCOUNTS: `w=${at('codex')},h=${at('codex-link')}` }))).toBe(
           `invalid setting PROVIDER_C_ACCOUNTS / --provider-c-accounts: aliases "w" and "h" name the same login: ${at('codex')} and ${at('codex-link')} both lead to ${at('codex', '.credentials.json')}; list each login once, under one alias`,
         );
+        // Links whose targets are not made yet (a file, a directory, a relative link to a link): the
+        // one file a login command will write through either of them.
+        fs.symlinkSync(at('codex', 'later', 'auth.json'), at('dangling.json'));
+        fs.symlinkSync(at('codex', 'later'), at('later-link'));
+        fs.symlinkSync('later-link/auth.json', at('relative.json'));
+        for (const [first, second] of [
+          [at('dangling.json'), at('later-link', 'auth.json')],
+          [at('relative.json'), at('codex', 'later', 'auth.json')],
+        ]) {
+          expect(configError(() => load({ PROVIDER_A_ACCOUNTS: `a=${first},b=${second}` }))).toBe(
+            `invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: aliases "a" and "b" name the same login: ${first} and ${second} both lead to ${at('codex', 'later', 'auth.json')}; list each login once, under one alias`,
+          );
+        }
+        // A loop of links cannot be examined: known as written, so two names of it are two logins.
+        fs.symlinkSync(at('loop-b'), at('loop-a'));
+        fs.symlinkSync(at('loop-a'), at('loop-b'));
+        expect(
+          load({ PROVIDER_A_ACCOUNTS: `a=${at('loop-a')},b=${at('loop-b')}` }).providerA.accounts.map(
+            (login) => login.alias,
+          ),
+        ).toEqual(['a', 'b']);
         // Two files, existing or not, are two logins.
         fs.writeFileSync(at('other.json'), '{}');
         const two = `a=${at('link.json')},b=${at('other.json')},c=${at('codex-link', 'later.json')},d=${at('codex', 'new', 'auth.json')}`;

@@ -390,30 +390,57 @@ export function refuseOneLoginUnderTwoAliases(
 
 /**
  * What tells one login file from another (`key`) and how a refusal names it (`shown`, its real
- * path): its device and inode when it exists; else its real directory and name, the directories
- * that do not exist yet kept as written. A path the gateway may not examine is known as written
- * (normalized), and the login check then says what is wrong with it.
+ * path): its device and inode when it exists; else where it will be made (`whereItWillBeMade`). A
+ * path the gateway may not examine is known as written (normalized), and the login check then says
+ * what is wrong with it.
  */
 function fileIdentity(file: string): { readonly key: string; readonly shown: string } {
   try {
     const stat = fs.statSync(file);
     return { key: `inode ${stat.dev}:${stat.ino}`, shown: fs.realpathSync(file) };
   } catch {
-    // Not there (yet), or not to be examined: the path itself, resolved as far as it exists.
+    // Not there (yet), or not to be examined: where it will be made, as far as that can be told.
   }
-  const missing: string[] = [];
-  for (let directory = path.normalize(file); ; directory = path.dirname(directory)) {
-    try {
-      const shown = path.join(fs.realpathSync(directory), ...missing);
-      return { key: `path ${shown}`, shown };
-    } catch (error) {
-      const errno = (error as NodeJS.ErrnoException).code;
-      if ((errno !== 'ENOENT' && errno !== 'ENOTDIR') || directory === path.dirname(directory)) {
-        const shown = path.normalize(file);
-        return { key: `path ${shown}`, shown };
+  const shown = whereItWillBeMade(file) ?? path.normalize(file);
+  return { key: `path ${shown}`, shown };
+}
+
+/**
+ * The real path a file not made yet will have: the directories that exist resolved, the rest kept
+ * as written. A symbolic link on the way whose target does not exist yet (a login file linked to
+ * one a login command has not written, a mounted directory not there yet) is followed to that
+ * target, so two links to one future file are one login. Undefined when the path cannot be
+ * examined (a loop of links, a directory the gateway may not read).
+ */
+function whereItWillBeMade(file: string): string | undefined {
+  let current = path.normalize(file);
+  // A chain of dangling links longer than the kernel's own bound (40) is a loop.
+  for (let links = 0; links <= 40; links++) {
+    const missing: string[] = [];
+    let followed: string | undefined;
+    for (let directory = current; followed === undefined; directory = path.dirname(directory)) {
+      try {
+        return path.join(fs.realpathSync(directory), ...missing);
+      } catch (error) {
+        const errno = (error as NodeJS.ErrnoException).code;
+        if ((errno !== 'ENOENT' && errno !== 'ENOTDIR') || directory === path.dirname(directory)) return undefined;
+        const target = danglingLinkTarget(directory);
+        if (target === undefined) missing.unshift(path.basename(directory));
+        else followed = path.join(target, ...missing);
       }
-      missing.unshift(path.basename(directory));
     }
+    current = followed;
+  }
+  return undefined;
+}
+
+/** Where the symbolic link at `link` points, resolved from its real directory; undefined when it is no link. */
+function danglingLinkTarget(link: string): string | undefined {
+  try {
+    if (!fs.lstatSync(link).isSymbolicLink()) return undefined;
+    return path.resolve(fs.realpathSync(path.dirname(link)), fs.readlinkSync(link));
+  } catch {
+    return undefined;
   }
 }
 
