@@ -50,6 +50,40 @@ describe('provider_a response chains', () => {
       stream: true,
       store: false,
     });
+    // The Codex CLI's key order: previous_response_id right before input.
+    expect(Object.keys(chainedBody(next, chain.responseId, [user('More')]))).toEqual([
+      'model',
+      'instructions',
+      'previous_response_id',
+      'input',
+      'stream',
+      'store',
+    ]);
+  });
+
+  it('continues with no items when the client sends exactly the chain again', () => {
+    const chain = chainAfterTurn(first, 'resp_1', [messageItem('Hello.')], noCustom)!;
+    const again = body([
+      user('Hi'),
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello.' }] },
+    ]);
+    expect(continuationItems(chain, again)).toEqual([]);
+  });
+
+  it('echoes a refusal as the text of the assistant message', () => {
+    const refusal: JsonObject = {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'refusal', refusal: 'I cannot help with that.' }],
+    };
+    const chain = chainAfterTurn(first, 'resp_1', [refusal], noCustom)!;
+    const next = body([
+      user('Hi'),
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'I cannot help with that.' }] },
+      user('Why?'),
+    ]);
+    expect(continuationItems(chain, next)).toEqual([user('Why?')]);
   });
 
   it('echoes a tool call as the chat client sends it back (text first, then the calls)', () => {

@@ -80,6 +80,12 @@ describe(classifyUpstreamFailure.name, () => {
     expect(unknown.retryAfterHeader).toBe(300);
   });
 
+  it('prefers a usage-limit hint in the error to the plan-window fallback', () => {
+    const planWindows = [{ name: 'primary', usedRatio: 1, resetsAt: NOW + 900_000 }];
+    const payload = { error: { type: 'usage_limit_reached', resets_in_seconds: 30 } };
+    expect(classifyUpstreamFailure({ payload, planWindows, now: NOW }).retryAfterSeconds).toBe(30);
+  });
+
   it('reads several hints the same way in every branch: the latest one', () => {
     const payload = { error: { code: 'rate_limit_exceeded', resets_in_seconds: 45 } };
     expect(
@@ -120,6 +126,18 @@ describe(classifyUpstreamFailure.name, () => {
     expect(retryHints({ error: { message: 'try again in 250ms' } }, undefined, NOW)).toEqual([0.25]);
   });
 
+  it('finds hints nested up to eight levels deep, and none deeper', () => {
+    const nest = (levels: number): unknown => {
+      let value: unknown = { retry_after: 6 };
+      for (let i = 0; i < levels; i++) value = { inner: value };
+      return value;
+    };
+    // The object holding the hint sits at depth `levels`; depth 8 is the last one read.
+    expect(retryHints(nest(3), undefined, NOW)).toEqual([6]);
+    expect(retryHints(nest(8), undefined, NOW)).toEqual([6]);
+    expect(retryHints(nest(9), undefined, NOW)).toEqual([]);
+  });
+
   it('never copies the upstream message into the error (secrets stay out)', () => {
     const secret = 'sk-SECRET-abc123 Bearer eyJhbGciOi';
     const error = classifyUpstreamFailure({
@@ -131,6 +149,21 @@ describe(classifyUpstreamFailure.name, () => {
       'SECRET',
     );
     expect(error.detail).toBe('upstream status 500 code server_error');
+  });
+
+  it('keeps dotted codes, which are plain identifiers, in the detail and the log', () => {
+    const error = classifyUpstreamFailure({
+      status: 500,
+      payload: { error: { code: 'server_error.overloaded' } },
+      now: NOW,
+    });
+    expect(error.detail).toBe('upstream status 500 code server_error.overloaded');
+    expect(error.upstream?.code).toBe('server_error.overloaded');
+  });
+
+  it('tells a client a plain 403 is an upstream refusal with its status', () => {
+    const error = classifyUpstreamFailure({ status: 403, now: NOW });
+    expect(error.publicMessage).toBe('the upstream refused access (HTTP 403)');
   });
 
   it('leaves out codes that are not plain identifiers', () => {
@@ -151,6 +184,12 @@ describe(classifyUpstreamFailure.name, () => {
     const forbidden = classifyUpstreamFailure({ status: 403 });
     expect(forbidden.publicMessage ?? forbidden.spec.message).not.toMatch(/log in/);
     expect(isUpstreamAuthRejection(failure)).toBe(false);
+  });
+
+  it("logs the errno of a network error wrapped in another error's cause", () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const failure = connectionFailure('connect failed', new TypeError('fetch failed', { cause: refused }));
+    expect(failure.cause).toEqual({ name: 'TypeError', code: 'ECONNREFUSED' });
   });
 });
 
@@ -203,6 +242,13 @@ describe('model refusals: model errors, not request or login errors', () => {
       'gpt-0',
     ) as GatewayError;
     expect(notFound.publicMessage).toContain('"gpt-0"');
+    const longId = 'm'.repeat(200);
+    const long = namingModel(
+      classifyUpstreamFailure({ status: 404, payload: { detail: 'Model not found' } }),
+      longId,
+    ) as GatewayError;
+    // The id is cut at 128 characters, whole up to there.
+    expect(long.publicMessage).toMatch(new RegExp(`^model "m{128}": `));
     const other = new GatewayError('upstream');
     expect(namingModel(other, 'x')).toBe(other);
   });

@@ -59,6 +59,12 @@ describe(buildExtractionBody.name, () => {
     expect(body.text).toMatchObject({ verbosity: 'high' });
   });
 
+  it('asks for low verbosity when neither the catalog row nor the request sets one', () => {
+    const model = { ...catalog.resolve('gpt-5.6-sol')!, verbosity: null };
+    const body = buildExtractionBody({ model, input: 'x', schema, schemaName: 's', conversationId: 'c' }, 'k');
+    expect(body.text).toMatchObject({ verbosity: 'low' });
+  });
+
   it('adds service_tier for -fast ids only', () => {
     const body = buildExtractionBody(
       { model: catalog.resolve('gpt-5.6-sol-fast')!, input: 'x', schema, schemaName: 's', conversationId: 'c' },

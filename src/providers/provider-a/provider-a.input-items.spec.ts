@@ -42,6 +42,7 @@ describe(assertCarriedContent.name, () => {
     ],
     [{ type: 'file', file: { file_data: 'x' } }, undefined, /part type "file"/],
     [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }, undefined, /not an https URL/],
+    [{ type: 'image_url', image_url: { url: 'http://example.test/a.png' } }, undefined, /not an https URL/],
     [{ type: 'image_url', image_url: { url: 'data:text/plain;base64,AAAA' } }, undefined, /not an https URL/],
     [{ type: 'x\n"forged"' }, undefined, /this part type/],
     [
@@ -119,6 +120,22 @@ describe(modelImageRefusal.name, () => {
       /^messages\[0\]\.content\[1\]: an image is not supported by model "gpt-7-luna", whose/,
     );
     expect(error.param).toBe('messages');
+  });
+});
+
+describe(`${conversationInput.name}: system texts`, () => {
+  it('collects system and developer texts in order and leaves out empty ones', () => {
+    const input = conversationInput(
+      [
+        { role: 'system', content: '' },
+        { role: 'system', content: 'Be brief.' },
+        { role: 'developer', content: [{ type: 'text', text: '' }] },
+        { role: 'developer', content: 'Answer in French.' },
+        { role: 'user', content: 'hi' },
+      ],
+      new Set(),
+    );
+    expect(input.systemTexts).toEqual(['Be brief.', 'Answer in French.']);
   });
 });
 

@@ -120,6 +120,22 @@ describe('the live model list, read as the pinned Codex CLI reads it', () => {
     expect(parseModelsList({ models: [] })).toEqual([]);
   });
 
+  it('keeps slugs with dots, dashes, underscores and colons, and skips other slugs', () => {
+    const infos = parseModelsList({
+      models: [{ slug: 'ft:gpt-6.2_sol-x' }, { slug: '-leading-dash' }, { slug: 'a/b' }],
+    }) as UpstreamModelInfo[];
+    expect(infos.map((info) => info.slug)).toEqual(['ft:gpt-6.2_sol-x']);
+  });
+
+  it('reads a context window that is not a positive integer as unknown', () => {
+    const windows = (
+      parseModelsList({
+        models: [0, -1, 1.5, '272000', 1].map((context_window, index) => ({ slug: `m${index}`, context_window })),
+      }) as UpstreamModelInfo[]
+    ).map((info) => info.contextWindow);
+    expect(windows).toEqual([undefined, undefined, undefined, undefined, 1]);
+  });
+
   it('reads a reshaped effort or tier field as unknown (not checked), never as "none"', () => {
     const [info] = parseModelsList({
       models: [

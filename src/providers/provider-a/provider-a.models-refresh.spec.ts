@@ -3,6 +3,7 @@ import { CODEX_PIN } from '../../../test/support/oracle-pins';
 import { codexClient } from './provider-a.client';
 import { familyIds } from '../../core/family-registry';
 import { ModelCatalog } from '../../models/model-catalog';
+import { TIERS } from '../../models/model-tiers';
 import type { RefreshTimers } from './provider-a.models-refresh';
 import { ProviderAModelsRefresh } from './provider-a.models-refresh';
 
@@ -26,7 +27,8 @@ function manualTimers() {
 }
 
 function harness(
-  answers: Array<{ status: number; body?: unknown } | Error>,
+  /** `'hang'`: no answer until the fetch is aborted. */
+  answers: Array<{ status: number; body?: unknown } | Error | 'hang'>,
   logins = [{ alias: 'default', token: 'at' }],
   periodMs = 15 * 60_000,
   /** What a login without a token fails with when asked for one. */
@@ -34,14 +36,17 @@ function harness(
 ) {
   const catalog = ModelCatalog.load(undefined, familyIds());
   const records: Json[] = [];
-  const calls: Array<{ url: string; headers: Record<string, string> }> = [];
+  const calls: Array<{ url: string; headers: Record<string, string>; signal?: AbortSignal }> = [];
   const at = (level: string) => (fields: Json) => records.push({ level, ...fields });
   const logger = { info: at('info'), warn: at('warn'), debug: at('debug'), error: at('error') };
   const proxy = {
     fetch: async (url: string, init: RequestInit) => {
-      calls.push({ url, headers: init.headers as Record<string, string> });
+      const signal = init.signal ?? undefined;
+      calls.push({ url, headers: init.headers as Record<string, string>, signal });
       const answer = answers.shift() ?? { status: 500 };
       if (answer instanceof Error) throw answer;
+      if (answer === 'hang')
+        return new Promise<Response>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
       return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), { status: answer.status });
     },
   };
@@ -100,7 +105,7 @@ describe(ProviderAModelsRefresh.name, () => {
     expect(timers.pending.map((entry) => entry.ms)).toEqual([0]);
     expect(calls).toEqual([]);
     expect(await refresh.refresh()).toBe(true);
-    expect(calls[0]).toEqual({
+    expect(calls[0]).toMatchObject({
       url: `https://upstream.test/backend-api/codex/models?client_version=${CODEX_PIN}`,
       headers: expect.objectContaining({ authorization: 'Bearer at', 'chatgpt-account-id': 'acc-default' }),
     });
@@ -113,6 +118,39 @@ describe(ProviderAModelsRefresh.name, () => {
       expect.objectContaining({ event: 'provider_a_models_refreshed', models: 1, ids_added: 2 }),
     );
     expect(JSON.stringify(records)).not.toContain('Bearer');
+  });
+
+  it('counts the hidden models of the list on its refreshed line', async () => {
+    const hidden = { slug: 'gpt-7-secret', visibility: 'hide', supported_reasoning_levels: [], service_tiers: [] };
+    const { refresh, records } = harness([{ status: 200, body: { models: [...LIST.models, hidden] } }]);
+    expect(await refresh.refresh()).toBe(true);
+    expect(records).toContainEqual(
+      expect.objectContaining({ event: 'provider_a_models_refreshed', models: 2, hidden: 1 }),
+    );
+  });
+
+  it('warns about tiers the live list lacks, and says nothing when it has a model of every tier', async () => {
+    const tierModel = (tier: string) => ({ ...LIST.models[0], slug: `gpt-7-${tier}` });
+    const partial = harness([{ status: 200, body: { models: [tierModel('sol')] } }]);
+    expect(await partial.refresh.refresh()).toBe(true);
+    const warning = partial.records.find((record) => record.event === 'provider_a_tier_not_in_live_list');
+    expect(Object.keys(warning?.tiers as Json).sort()).toEqual(['luna', 'terra']);
+    const complete = harness([{ status: 200, body: { models: TIERS.map(tierModel) } }]);
+    expect(await complete.refresh.refresh()).toBe(true);
+    expect(complete.records).toContainEqual(expect.objectContaining({ event: 'provider_a_models_refreshed' }));
+    expect(complete.records.map((record) => record.event)).not.toContain('provider_a_tier_not_in_live_list');
+  });
+
+  it('aborts a fetch in flight when stopped, which then fails as stopped', async () => {
+    const { refresh, calls, records } = harness(['hang']);
+    const outcome = refresh.refresh();
+    while (calls.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    refresh.stop();
+    expect(calls[0].signal?.aborted).toBe(true);
+    expect(await outcome).toBe(false);
+    expect(records).toContainEqual(
+      expect.objectContaining({ event: 'provider_a_models_refresh_failed', reason: 'timed out or stopped' }),
+    );
   });
 
   it('keeps the last good list when a fetch fails, logs why, and tries again sooner than the period', async () => {

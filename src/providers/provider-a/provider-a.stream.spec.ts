@@ -99,6 +99,78 @@ describe('provider_a stream translation', () => {
     ]);
   });
 
+  describe('tool-call records', () => {
+    const added = (id: string, outputIndex: number, callId: string, name = 'f') => ({
+      type: 'response.output_item.added',
+      output_index: outputIndex,
+      item: { id, type: 'function_call', call_id: callId, name },
+    });
+    const argsDelta = (where: { item_id?: string; output_index?: number }, delta: string) => ({
+      type: 'response.function_call_arguments.delta',
+      ...where,
+      delta,
+    });
+    const itemDone = (id: string, outputIndex: number, callId: string, args?: string) => ({
+      type: 'response.output_item.done',
+      output_index: outputIndex,
+      item: {
+        id,
+        type: 'function_call',
+        call_id: callId,
+        name: 'f',
+        ...(args !== undefined ? { arguments: args } : {}),
+      },
+    });
+    const completed = { type: 'response.completed', response: { id: 'r' } };
+    const callsOf = (events: ChatEvent[]) => events.filter((event) => event.type === 'tool-call');
+
+    it('takes the arguments of function_call_arguments.done in place of the fragments when the item never finishes', () => {
+      const { events } = run([
+        added('fc_1', 0, 'call_1'),
+        argsDelta({ item_id: 'fc_1' }, '{"a"'),
+        argsDelta({ item_id: 'fc_1' }, ':1}'),
+        { type: 'response.function_call_arguments.done', item_id: 'fc_1', arguments: '{"a":1}' },
+        completed,
+      ]);
+      expect(callsOf(events)).toEqual([
+        { type: 'tool-call', call: { id: 'call_1', name: 'f', kind: 'function', arguments: '{"a":1}' } },
+      ]);
+    });
+
+    it('finds a call opened with an item id from a fragment that names only its output index', () => {
+      const { events } = run([added('fc_1', 3, 'call_1'), argsDelta({ output_index: 3 }, '{"a":1}'), completed]);
+      expect(callsOf(events)).toEqual([
+        { type: 'tool-call', call: { id: 'call_1', name: 'f', kind: 'function', arguments: '{"a":1}' } },
+      ]);
+    });
+
+    it('gives a finished call held behind an open one no later fragments', () => {
+      const { events } = run([
+        added('fc_1', 0, 'call_1'),
+        added('fc_2', 1, 'call_2'),
+        itemDone('fc_2', 1, 'call_2', '{"b":2}'),
+        argsDelta({ item_id: 'fc_2' }, 'late'),
+        itemDone('fc_1', 0, 'call_1', '{"a":1}'),
+        completed,
+      ]);
+      expect(callsOf(events)).toEqual([
+        { type: 'tool-call', call: { id: 'call_1', name: 'f', kind: 'function', arguments: '{"a":1}' } },
+        { type: 'tool-call', call: { id: 'call_2', name: 'f', kind: 'function', arguments: '{"b":2}' } },
+      ]);
+    });
+
+    it('emits a call id once even when two finished items carry it', () => {
+      const { events } = run([
+        itemDone('fc_1', 0, 'call_1', '{"a":1}'),
+        itemDone('fc_1_again', 1, 'call_1', '{"a":1}'),
+        completed,
+      ]);
+      expect(callsOf(events)).toEqual([
+        { type: 'tool-call', call: { id: 'call_1', name: 'f', kind: 'function', arguments: '{"a":1}' } },
+      ]);
+    });
+  });
+
   it('discards open calls at response.incomplete and finishes with length', () => {
     const { events, steps } = run(frames('incomplete'));
     expect(events).toEqual([
@@ -183,6 +255,14 @@ describe('provider_a stream translation', () => {
     ]);
     expect(steps.every((step) => step.accepted)).toBe(true);
     expect(state).toMatchObject({ responseId: undefined, model: 'gpt-5.6-sol' });
+  });
+
+  it("keeps the upstream's total tokens when it differs from the sum", () => {
+    expect(readUsage({ input_tokens: 2, output_tokens: 3, total_tokens: 9 })).toEqual({
+      promptTokens: 2,
+      completionTokens: 3,
+      totalTokens: 9,
+    });
   });
 
   it('sums total tokens when absent', () => {

@@ -34,15 +34,30 @@ describe(parseSseJson.name, () => {
     ]);
   });
 
+  it('stops at a [DONE] sentinel with whitespace around it', async () => {
+    expect(await collect(['data: {"a":1}\n\ndata: [DONE] \n\ndata: {"b":2}\n\n'])).toEqual([
+      { ok: true, value: { a: 1 } },
+    ]);
+  });
+
+  it('skips an event with empty data, as a keep-alive, instead of reporting it as non-JSON', async () => {
+    expect(await collect(['data: {"a":1}\n\ndata:\n\ndata: {"b":2}\n\n'])).toEqual([
+      { ok: true, value: { a: 1 } },
+      { ok: true, value: { b: 2 } },
+    ]);
+  });
+
   it('dispatches data left at EOF without a blank line', async () => {
     expect(await collect(['data: {"tail":true}'])).toEqual([{ ok: true, value: { tail: true } }]);
   });
 
   it('decodes a multi-byte character split across chunks', async () => {
     const bytes = new TextEncoder().encode('data: {"t":"é"}\n\n');
+    // 'é' is bytes 12 and 13 (0xC3 0xA9); cut between them.
+    expect([bytes[12], bytes[13]]).toEqual([0xc3, 0xa9]);
     async function* source() {
-      yield bytes.slice(0, 12);
-      yield bytes.slice(12);
+      yield bytes.slice(0, 13);
+      yield bytes.slice(13);
     }
     const result: SsePayload[] = [];
     for await (const payload of parseSseJson(source())) result.push(payload);
