@@ -38,7 +38,12 @@ const silent: EventLogger = {
   child: () => silent,
 } as unknown as EventLogger;
 
-const telemetry = { failed: () => undefined, canceled: () => undefined } as unknown as StructuredTelemetry;
+/** What the structured route recorded for each answer it was asked for: `failed` or `canceled`. */
+const recorded: string[] = [];
+const telemetry = {
+  failed: () => recorded.push('failed'),
+  canceled: () => recorded.push('canceled'),
+} as unknown as StructuredTelemetry;
 
 /** The error a route below is asked to write: `?code=` of the table, named to a family, with a Retry-After hint. */
 function errorOf(request: Request): GatewayError {
@@ -143,6 +148,7 @@ describe('every stage writes an error through the one writer', () => {
       const spec = errorSpec(code);
       const error = new GatewayError(code, { provider: 'provider_a', retryAfterSeconds: 7 });
       const filtered = await answer(`/filter?code=${code}`);
+      recorded.length = 0;
       const structured = await answer(`/structured?code=${code}`);
       const stream = await answer(`/stream?code=${code}`);
       const raw = rawAnswer(error);
@@ -150,6 +156,8 @@ describe('every stage writes an error through the one writer', () => {
       // Never sent (docs/error-codes.md): the client it would go to has left.
       if (code === 'canceled') {
         expect([filtered.status, structured.status]).toEqual([NOTHING_WRITTEN, NOTHING_WRITTEN]);
+        // Recorded as a client that left, not as a failure.
+        expect(recorded).toEqual(['canceled']);
         return;
       }
       // The OpenAI form: the table's status, type and code; the family's message; byte-equal on the socket.

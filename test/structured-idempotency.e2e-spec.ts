@@ -334,6 +334,15 @@ describe('structured idempotency', () => {
     expect(harness.fake.requests()).toHaveLength(1);
   });
 
+  it('takes the JSON media type in any letter case, as media types are case-insensitive', async () => {
+    harness.fake.enqueue(extractionReply());
+    const answer = await postStructured(harness.gateway, keyed('k-media-type'), {
+      headers: { 'content-type': 'Application/JSON; charset=UTF-8' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.idempotent_replay).toBe(false);
+  });
+
   it('counts a request in flight while it is answered and returns the gauge to zero', async () => {
     // Its own request, so the test does not depend on what earlier ones left behind.
     harness.fake.enqueue(extractionReply(undefined, { delayMs: 400 }));

@@ -140,6 +140,20 @@ describe('findSchemaViolations', () => {
     ]);
   });
 
+  it('names the bad type, not the keywords, when a node without a usable type carries object or array keywords', () => {
+    // Which keywords apply depends on the type; without one there is nothing to check them against.
+    const schema = strictObject({
+      union: { type: ['string', 'null'], minItems: 1 },
+      untyped: { properties: {} },
+      unknown: { type: 'date', items: { type: 'string' }, additionalProperties: false, required: [] },
+    });
+    expect(findSchemaViolations(schema)).toEqual([
+      '$.union: "type" must be a single string; union types are not supported',
+      '$.unknown: type "date" is not supported',
+      '$.untyped: "type" is required',
+    ]);
+  });
+
   it('rejects unknown types and a missing type', () => {
     const schema = strictObject({ a: { type: 'date' }, b: { description: 'no type' } });
     expect(findSchemaViolations(schema)).toEqual(['$.a: type "date" is not supported', '$.b: "type" is required']);
@@ -248,13 +262,17 @@ describe('findSchemaViolations', () => {
   });
 
   it('refuses schemas nested deeper than 10 levels instead of recursing', () => {
-    const nested = (levels: number) => {
-      let schema: Record<string, unknown> = { type: 'string' };
+    const nested = (levels: number, leaf: Record<string, unknown> = { type: 'string' }) => {
+      let schema = leaf;
       for (let level = 0; level < levels; level++) schema = strictObject({ a: schema });
       return schema;
     };
     expect(SCHEMA_LIMITS.depth).toBe(10);
     expect(findSchemaViolations(nested(10))).toEqual([]);
+    // The deepest allowed node is still checked against the subset.
+    expect(findSchemaViolations(nested(10, { type: 'string', format: 'email' }))).toEqual([
+      `$${'.a'.repeat(10)}: keyword "format" is not supported`,
+    ]);
     expect(findSchemaViolations(nested(11))).toEqual([`$${'.a'.repeat(11)}: schema nesting exceeds 10 levels`]);
     // `items` is a level too.
     expect(findSchemaViolations(strictObject({ list: { type: 'array', items: nested(9) } }))).toEqual([

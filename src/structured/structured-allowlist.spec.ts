@@ -55,6 +55,17 @@ describe(StructuredAllowlist.name, () => {
     const sameIds = StructuredAllowlist.build({ catalog: changed, requested: ['gpt-5.6-sol'], enabledProviders: ALL });
     expect(sameIds.ids).toEqual(smaller.ids);
     expect(sameIds.policyVersion).not.toBe(smaller.policyVersion);
+    // The service tier decides how the upstream serves the call: a new tier is a new policy too.
+    const retiered = catalog.map((entry) =>
+      entry.id === 'gpt-5.6-sol' ? { ...entry, service_tier: 'priority' as const } : entry,
+    );
+    const newTier = StructuredAllowlist.build({
+      catalog: retiered,
+      requested: ['gpt-5.6-sol'],
+      enabledProviders: ALL,
+    });
+    expect(newTier.ids).toEqual(smaller.ids);
+    expect(newTier.policyVersion).not.toBe(smaller.policyVersion);
   });
 
   it('fails startup with a ConfigError naming STRUCTURED_MODELS for an id outside the catalog', () => {
@@ -76,6 +87,25 @@ describe(StructuredAllowlist.name, () => {
     expect(() =>
       StructuredAllowlist.build({ catalog, requested: [`${sol}-high`], enabledProviders: ['provider_b'] }),
     ).toThrow(/: "[^"]+-high" \(its family provider_a is not in GATEWAY_PROVIDERS\); name at least one that can \(/);
+  });
+
+  it('names the first five ids that cannot be served and counts the rest', () => {
+    const sol = tierModel('sol');
+    const requested = [`${sol}-max`, 'sonnet', 'gemini-2.5-pro', 'gpt-6-astra', `${tierModel('terra')}-max`];
+    const message = (ids: string[]) => {
+      try {
+        StructuredAllowlist.build({ catalog, requested: ids, enabledProviders: ALL });
+      } catch (error) {
+        return (error as ConfigError).message;
+      }
+      throw new Error('startup was not refused');
+    };
+    const five = message(requested);
+    expect(five.match(/\(cannot serve strict schemas\)/g)).toHaveLength(5);
+    expect(five).not.toContain(' more;');
+    const six = message([...requested, `${tierModel('luna')}-max`]);
+    expect(six.match(/\(cannot serve strict schemas\)/g)).toHaveLength(5);
+    expect(six).toContain(`"${tierModel('terra')}-max" (cannot serve strict schemas) and 1 more; name at least one`);
   });
 
   it('drops provider_b and provider_c ids, and ids of disabled families', () => {
@@ -125,5 +155,23 @@ describe(StructuredAllowlist.name, () => {
       expect((error as GatewayError).details).toEqual([`supported models: ${allowlist.ids.join(', ')}`]);
     }
     expect(allowlist.ids).toEqual([...allowlist.ids].sort());
+  });
+
+  it('refuses an effort the model does not take, naming only the efforts this route accepts', () => {
+    // The catalog row also lists efforts beyond the route's (max, ultra): naming them would send
+    // the client to a value the body rules refuse.
+    const allowlist = StructuredAllowlist.build({ catalog, requested: ['gpt-5.6-sol'], enabledProviders: ALL });
+    let error: unknown;
+    try {
+      allowlist.resolve('gpt-5.6-sol', { reasoningEffort: 'minimal' });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({
+      code: 'invalid_request',
+      param: 'reasoning_effort',
+      publicMessage: 'reasoning_effort must be one of low, medium, high, xhigh for model gpt-5.6-sol',
+    });
   });
 });
