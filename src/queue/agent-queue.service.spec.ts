@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/app-config';
-import type { GatewayError } from '../core/gateway.error';
+import { GatewayError } from '../core/gateway.error';
+import { familyIds } from '../core/family-registry';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
 import type { AdmitParams } from './agent-queue.service';
@@ -156,6 +157,10 @@ describe(AgentQueueService.name, () => {
       'another turn with the same queue key (global) is still running',
     );
     globalHeld.release();
+    const caller: QueueKey = { mode: 'caller', value: 'caller:anonymous', hash: 'h' };
+    const callerHeld = await service.admit(params({ key: caller }));
+    expect(await messageOf({ key: caller })).toContain('another turn of the same caller is still running');
+    callerHeld.release();
     held.release();
   });
 
@@ -187,9 +192,34 @@ describe(AgentQueueService.name, () => {
     expect(records[records.length - 1]).toMatchObject({ event: 'queue_canceled' });
     const aborted = new AbortController();
     aborted.abort(reason);
+    const counted = waited.length;
     await expect(service.admit(params({ signal: aborted.signal }))).rejects.toBe(reason);
-    expect(waited[waited.length - 1]).toEqual(['provider_a', 'canceled', 0]);
+    // A client gone before admission is counted too, once.
+    expect(waited.slice(counted)).toEqual([['provider_a', 'canceled', 0]]);
     held.release();
+  });
+
+  it('counts a tool turn the drain deadline ended as draining, not canceled, whether it waited or not', async () => {
+    const { service, params, waited, records } = setup();
+    const held = await service.admit(params());
+    const draining = new GatewayError('draining');
+    const controller = new AbortController();
+    const waiting = service.admit(params({ signal: controller.signal }));
+    controller.abort(draining);
+    await expect(waiting).rejects.toBe(draining);
+    expect(waited[waited.length - 1][1]).toBe('draining');
+    expect(records[records.length - 1]).toMatchObject({ event: 'queue_draining' });
+    const before = new AbortController();
+    before.abort(draining);
+    const counted = waited.length;
+    await expect(service.admit(params({ signal: before.signal }))).rejects.toBe(draining);
+    expect(waited.slice(counted)).toEqual([['provider_a', 'draining', 0]]);
+    held.release();
+  });
+
+  it("shows every family's queue depth as 0 from startup, before any tool turn", () => {
+    const { depth } = setup();
+    expect(depth).toEqual(familyIds().map((family) => [family, 0]));
   });
 
   it("logs a waiter that leaves from its client's close event under its own request's logger", async () => {

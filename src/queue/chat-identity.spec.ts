@@ -104,6 +104,14 @@ describe('conversationIdOf (as the chat queue key)', () => {
       );
     });
 
+    it('skips a number JSON cannot write (1e999 parses as Infinity), so such chats do not share one key', () => {
+      const body = JSON.parse('{"conversation_id": 1e999, "chat_id": -1e999, "thread_id": "t"}') as Record<
+        string,
+        unknown
+      >;
+      expect(chatKey(input({ body })).value).toBe('chat:body:thread_id=t');
+    });
+
     it('wins over metadata and headers', () => {
       const key = chatKey(
         input({
@@ -176,6 +184,17 @@ describe('conversationIdOf (as the chat queue key)', () => {
         ],
       };
       expect(chatKey(input({ body })).value).toBe('chat:earliest_tool:orphan');
+    });
+
+    it('skips a tool message whose tool_call_id is blank', () => {
+      const body = {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', tool_call_id: ' \t', content: 'r' },
+          { role: 'assistant', tool_calls: [{ id: 'call_real' }] },
+        ],
+      };
+      expect(chatKey(input({ body })).value).toBe('chat:earliest_tool:call_real');
     });
   });
 

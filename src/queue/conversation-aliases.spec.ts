@@ -82,4 +82,32 @@ describe(ConversationAliases.name, () => {
     aliases.remember(first, ' call_1 ');
     expect(aliases.upstreamIdentity(identityOf(toolTurn('call_1')))).toEqual(first);
   });
+
+  it('forgets a chat silent for a day, and keeps one continued within the day', () => {
+    // The cache reads its clock from performance.now() and refreshes its reading on a timer: both move.
+    jest.useFakeTimers({ doNotFake: ['performance'] });
+    let now = performance.now();
+    jest.spyOn(performance, 'now').mockImplementation(() => now);
+    const pass = (ms: number) => {
+      now += ms;
+      jest.advanceTimersByTime(ms);
+    };
+    try {
+      const hour = 60 * 60 * 1000;
+      const aliases = new ConversationAliases();
+      const first = identityOf([user]);
+      aliases.remember(first, 'call_1');
+      const later = identityOf(toolTurn('call_1'));
+      // Each turn within the day starts the day again.
+      for (let turn = 0; turn < 3; turn++) {
+        pass(23 * hour);
+        expect(aliases.upstreamIdentity(later)).toEqual(first);
+      }
+      pass(24 * hour + 1);
+      expect(aliases.upstreamIdentity(later)).toEqual(later);
+    } finally {
+      jest.restoreAllMocks();
+      jest.useRealTimers();
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import { GatewayError } from '../core/gateway.error';
 import type { FairQueueOptions, QueueSlot } from './fair-queue';
 import { FairQueue } from './fair-queue';
+import { queueRefusal } from './queue-refusal';
 
 const WORDING = {
   slots: 'spec slots',
@@ -229,6 +230,20 @@ describe(FairQueue.name, () => {
     expect(rejected).toHaveBeenCalledWith({ reason: 'deadline', waitMs: 0, depth: 0 });
   });
 
+  it('refuses a deadline that ends the very millisecond it asks for a slot', async () => {
+    const now = 1_800_000_000_000;
+    jest.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      const queue = new FairQueue(options({ maxActive: 1 }));
+      await expect(queue.acquire('a', { signal: signal(), deadlineAt: now })).rejects.toMatchObject({
+        code: 'timeout',
+      });
+      expect(queue.activeCount).toBe(0);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
   it('releases exactly once however often release() is called', async () => {
     const queue = new FairQueue(options({ maxActive: 2, maxActivePerKey: 2 }));
     const released = jest.fn();
@@ -271,6 +286,42 @@ describe(FairQueue.name, () => {
     expect(acquired.mock.calls[0][0].waitMs).toBeGreaterThanOrEqual(10);
     slot.release();
     expect(released).toHaveBeenCalledWith(expect.objectContaining({ depth: 0 }));
+  });
+
+  it('reports the waiters still queued as the depth when a slot is granted or released', async () => {
+    const queue = new FairQueue(options({ maxActive: 2, maxActivePerKey: 1 }));
+    const acquired = jest.fn();
+    const released = jest.fn();
+    const a = await queue.acquire('a', { signal: signal() });
+    const b = await queue.acquire('b', { signal: signal(), observer: { released } });
+    // Both wait on key a's cap; a free global slot does not let them run.
+    const first = queue.acquire('a', { signal: signal(), observer: { acquired } });
+    const second = track(queue, 'a', [], 'a3');
+    b.release();
+    expect(released).toHaveBeenCalledWith(expect.objectContaining({ depth: 2 }));
+    expect(queue.depth).toBe(2);
+    a.release();
+    const slot = await first;
+    expect(acquired).toHaveBeenCalledWith(expect.objectContaining({ queued: true, depth: 1 }));
+    slot.release();
+    await second.promise;
+    second.slot!.release();
+  });
+
+  it('tells a waiter ended by the drain deadline (draining) from one whose client left (canceled)', async () => {
+    const queue = new FairQueue(options({ maxActive: 1 }));
+    const held = await queue.acquire('a', { signal: signal() });
+    const reasons: string[] = [];
+    for (const reason of [new GatewayError('draining'), new Error('client disconnected')]) {
+      const ended = new AbortController();
+      const waiting = queue
+        .acquire('b', { signal: ended.signal, observer: { rejected: (info) => reasons.push(info.reason) } })
+        .catch((error: unknown) => error);
+      ended.abort(reason);
+      expect(await waiting).toBe(reason);
+    }
+    expect(reasons).toEqual(['draining', 'canceled']);
+    held.release();
   });
 
   describe('names the bound that held a refused request back', () => {
@@ -345,6 +396,24 @@ describe(FairQueue.name, () => {
       );
       held.release();
       other.release();
+    });
+
+    it('writes the queue timeout in the unit the setting takes: ms, s, m or h', () => {
+      const waited = (queueTimeoutMs: number) =>
+        queueRefusal(
+          { code: 'queue_timeout', waitingFor: 'global', sameKey: 'another turn of the same chat' },
+          WORDING,
+          options({ queueTimeoutMs }),
+        ).publicMessage!.split(' (')[0];
+      expect([300, 5_000, 90_000, 300_000, 5_400_000, 3_600_000, 7_200_000].map(waited)).toEqual([
+        'waited 300ms',
+        'waited 5s',
+        'waited 90s',
+        'waited 5m',
+        'waited 90m',
+        'waited 1h',
+        'waited 2h',
+      ]);
     });
 
     it('names the bound of a wait ended by the deadline, and none for a client that left', async () => {
