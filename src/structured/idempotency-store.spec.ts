@@ -67,6 +67,17 @@ describe(IdempotencyStore.name, () => {
     expect(store.admit('k', 'f').kind).toBe('lead');
   });
 
+  it('stores nothing with a TTL of 0: joiners share the outcome, a later retry runs again', async () => {
+    // The clock does not move, so only the setting can keep the answer from being replayed.
+    const { store } = setup(4, 0);
+    const binding = lead(store.admit('k', 'f'));
+    const join = store.admit('k', 'f');
+    store.succeed(binding, 'v');
+    await expect(join.kind === 'join' ? join.binding.outcome : undefined).resolves.toBe('v');
+    expect(store.size).toBe(0);
+    expect(store.admit('k', 'f').kind).toBe('lead');
+  });
+
   it('stored → expired after the TTL counted from storing, then re-runs', () => {
     const { store, clock } = setup(4, 1_000);
     const binding = lead(store.admit('k', 'f'));
