@@ -1279,6 +1279,18 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(fake.requests('streamGenerateContent')).toHaveLength(1);
   });
 
+  it('answers a stream whose only frame is an INVALID_ARGUMENT error with 400 upstream_rejected_request at once, without upstream text (docs/upstream/provider-b.md §10.2)', async () => {
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: errorFrame(400, 'INVALID_ARGUMENT', 'UPSTREAM-SECRET-400') }],
+    });
+    const response = await postChat(gateway, { stream: true });
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(JSON.parse(text).error.code).toBe('upstream_rejected_request');
+    expect(text).not.toContain('UPSTREAM-SECRET-400');
+    expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+  });
+
   it('closes the upstream response within 1 s when the client disconnects (docs/upstream/provider-b.md §13.27)', async () => {
     fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
     const abort = new AbortController();

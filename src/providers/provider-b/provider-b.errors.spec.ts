@@ -1,7 +1,13 @@
 import { recordingLogger } from '../../../test/support/recorders';
 import daily429 from './__fixtures__/provider-b-error-429-daily.json';
 import retry429 from './__fixtures__/provider-b-error-429-retry.json';
-import { classifyProviderBError, parseProviderBError, parseRetryDelay } from './provider-b.errors';
+import { UpstreamErrorEvent } from '../shared/upstream-failure';
+import {
+  classifyProviderBError,
+  classifyProviderBFailure,
+  parseProviderBError,
+  parseRetryDelay,
+} from './provider-b.errors';
 
 const body = (code: number, status: string, message = 'x', details: unknown[] = []) => ({
   error: { code, message, status, details },
@@ -51,6 +57,31 @@ describe(classifyProviderBError.name, () => {
     });
     expect(classify(429, body(429, 'RESOURCE_EXHAUSTED'), 'soon')).toMatchObject({ retryAfterSeconds: 5 });
   });
+
+  it('keeps a Retry-After header of exactly 300 s a retryable rate limit: only a longer one is terminal, as the CLI bounds a delay', () => {
+    expect(classifyProviderBError(429, body(429, 'RESOURCE_EXHAUSTED'), Date.now(), undefined, '300')).toMatchObject({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterSeconds: 300,
+    });
+  });
+
+  it.each([
+    ['"limit: 0" (no access to the model)', body(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded, limit: 0, model: m')],
+    [
+      'QUOTA_EXHAUSTED without a delay',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [
+        detail('ErrorInfo', { reason: 'QUOTA_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' }),
+      ]),
+    ],
+  ])(
+    'ignores a short Retry-After header on a terminal quota with %s, so the model gets the long default rest instead of the header’s seconds',
+    (_label, errorBody) => {
+      const error = classifyProviderBError(429, errorBody, Date.now(), undefined, '30');
+      expect(error).toMatchObject({ code: 'usage_limit', retryable: false, limitsModel: true });
+      expect(error.retryAfterSeconds).toBeUndefined();
+    },
+  );
 
   it.each([
     [
@@ -175,8 +206,38 @@ describe(classifyProviderBError.name, () => {
     [503, 'upstream', true],
     [504, 'upstream', true],
     [409, 'bad_request', false],
+    [408, 'upstream', true],
+    [501, 'upstream', true],
+    [507, 'upstream', true],
   ])('HTTP %i → %s (retryable %s)', (status, code, retryable) => {
     expect(classifyProviderBError(status, undefined)).toMatchObject({ code, retryable });
+  });
+
+  it('makes a 404 (a login without access to the model) rest that model on that login alone, so the turn moves to another login', () => {
+    expect(classifyProviderBError(404, body(404, 'NOT_FOUND'))).toMatchObject({
+      code: 'not_found',
+      retryable: false,
+      limitsModel: true,
+    });
+  });
+
+  it('keeps a 503 whose details carry no quota facts an upstream failure, not a rate limit', () => {
+    const errorBody = body(503, 'UNAVAILABLE', 'x', [detail('DebugInfo', { detail: 'backend restarting' })]);
+    const error = classifyProviderBError(503, errorBody);
+    expect(error).toMatchObject({ code: 'upstream', retryable: true, upstreamStatus: 503 });
+    expect(error.spec.status).toBe(502);
+  });
+
+  it('reads a RESOURCE_EXHAUSTED body as a quota whatever status it came with', () => {
+    const daily = body(429, 'RESOURCE_EXHAUSTED', 'x', [
+      detail('QuotaFailure', { violations: [{ quotaId: 'RequestsPerDayPerUser' }] }),
+    ]);
+    // 2026-11-23T20:00:00Z is 12:00 in Los Angeles.
+    expect(classifyProviderBError(500, daily, Date.parse('2026-11-23T20:00:00Z'))).toMatchObject({
+      code: 'usage_limit',
+      retryAfterSeconds: 12 * 3600,
+      limitsModel: true,
+    });
   });
 
   describe('a 403 that a new login does not fix (docs/upstream/provider-b.md §10.2)', () => {
@@ -307,6 +368,14 @@ describe(classifyProviderBError.name, () => {
         'provider_project_required',
       );
     });
+
+    it("gives the request log line the fix with Google's page, as the provider_b_login_refused line does", () => {
+      const error = classifyProviderBError(
+        403,
+        forbidden('VALIDATION_REQUIRED', { domain: CODE_ASSIST }, [help(VALIDATION_URL)]),
+      );
+      expect(error.fix).toMatch(/validated.* \(Google's page: https:\/\/accounts\.google\.com\/signin\/continue\)$/);
+    });
   });
 
   it('400 about the token count is context_window; other 400s are bad_request', () => {
@@ -332,6 +401,36 @@ describe(classifyProviderBError.name, () => {
       upstreamStatus: 503,
     });
   });
+
+  it.each([
+    ['a code alone', { error: { code: 400, message: 'x' } }, 'bad_request', 400],
+    ['a 429 code alone', { error: { code: 429, message: 'x' } }, 'rate_limited', 429],
+    ['PERMISSION_DENIED without a code', { error: { status: 'PERMISSION_DENIED', message: 'x' } }, 'auth', 403],
+  ])('classifies an in-stream error frame with %s by it', (_label, frame, code, upstreamStatus) => {
+    expect(classifyProviderBError(undefined, frame)).toMatchObject({ code, upstreamStatus });
+  });
+});
+
+describe(classifyProviderBFailure.name, () => {
+  it.each([
+    ['INVALID_ARGUMENT', body(400, 'INVALID_ARGUMENT'), 'bad_request', 400],
+    [
+      'FAILED_PRECONDITION without a code',
+      { error: { status: 'FAILED_PRECONDITION', message: 'x' } },
+      'bad_request',
+      400,
+    ],
+    ['NOT_FOUND', body(404, 'NOT_FOUND'), 'not_found', 404],
+  ])(
+    'classifies an in-stream error frame of %s by its own status, never retried',
+    (_label, frame, code, upstreamStatus) => {
+      expect(classifyProviderBFailure(new UpstreamErrorEvent(frame), Date.now())).toMatchObject({
+        code,
+        upstreamStatus,
+        retryable: false,
+      });
+    },
+  );
 });
 
 describe(parseProviderBError.name, () => {

@@ -33,6 +33,16 @@ describe('planReportFromQuota (retrieveUserQuota, Gemini CLI 0.61.0 /stats)', ()
     expect(planReportFromQuota({})).toBeUndefined();
     expect(planReportFromQuota('nope')).toBeUndefined();
   });
+
+  it('keeps the used ratio within 0..1 when a bucket reports a fraction outside it', () => {
+    const report = planReportFromQuota({
+      buckets: [
+        { modelId: 'gemini-2.5-pro', remainingFraction: 1.2 },
+        { modelId: 'gemini-2.5-flash', remainingFraction: -0.1 },
+      ],
+    });
+    expect(report?.windows.map((window) => window.usedRatio)).toEqual([0, 1]);
+  });
 });
 
 describe(classifyQuota.name, () => {
@@ -92,6 +102,39 @@ describe(classifyQuota.name, () => {
       detailCount: 2,
     });
     expect(classifyQuota(429, info, NOW)).toEqual({ kind: 'terminal', retryAfterSeconds: 5.1 });
+  });
+
+  it.each([
+    ['"PerDay"', 'GenerateRequestsPerDayPerProjectPerModel'],
+    ['"Daily"', 'DailyGenerateRequestsPerUser'],
+  ])('reads a quota id with %s as the daily quota, terminal until midnight Pacific', (_label, quotaId) => {
+    expect(classifyQuota(429, facts({ quotaIds: [quotaId] }), NOW)).toEqual({
+      kind: 'terminal',
+      retryAfterSeconds: 12 * 3600,
+    });
+  });
+
+  it('keeps "Please retry in 300s" with no details a retryable limit: only a longer delay is terminal', () => {
+    const info = facts({ message: 'Resource exhausted. Please retry in 300s.', detailCount: 0 });
+    expect(classifyQuota(429, info, NOW)).toEqual({ kind: 'retryable', retryAfterSeconds: 300 });
+  });
+
+  it('matches a Code Assist ErrorInfo domain with stray characters around it, as the CLI does', () => {
+    const info = facts({
+      reasons: ['QUOTA_EXHAUSTED'],
+      errorInfos: [{ reason: 'QUOTA_EXHAUSTED', domain: ' cloudcode-pa.googleapis.com\n' }],
+    });
+    expect(classifyQuota(429, info, NOW)).toEqual({ kind: 'terminal', retryAfterSeconds: undefined });
+  });
+
+  it('takes a RetryInfo of 0 s as no delay and goes on to the per-minute rule (60 s), as the CLI does', () => {
+    const info = facts({ retryDelaySeconds: 0, quotaIds: ['RequestsPerMinutePerUser'], detailCount: 2 });
+    expect(classifyQuota(429, info, NOW)).toEqual({ kind: 'retryable', retryAfterSeconds: 60 });
+  });
+
+  it('leaves a 503 whose details carry no quota facts not a quota error; a 429 like it is a 5 s rate limit', () => {
+    expect(classifyQuota(503, facts({}), NOW)).toBeUndefined();
+    expect(classifyQuota(429, facts({}), NOW)).toEqual({ kind: 'retryable', retryAfterSeconds: 5 });
   });
 
   it('keeps a daily quota terminal until midnight Pacific whatever its message says', () => {
