@@ -187,6 +187,40 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     fake().dropConnections();
   });
 
+  it('applies the codex.rate_limits events a reused turn gets before its answer, in the order they came', async () => {
+    await start(['work']);
+    fake().keepConnectionsOpen();
+    const resetAt = nowSeconds() + 3600;
+    // On a reused connection the gateway reads these ahead to trust the chain, then hands them on:
+    // the later snapshot (80 %) is the plan now.
+    fake().enqueue(
+      { frames: [created('resp_1'), rateLimitsEvent(40, resetAt), textDelta('one'), completed(undefined, 'resp_1')] },
+      {
+        frames: [
+          rateLimitsEvent(60, resetAt),
+          rateLimitsEvent(80, resetAt),
+          created('resp_2'),
+          textDelta('two'),
+          completed(undefined, 'resp_2'),
+        ],
+      },
+    );
+    const turn = (turns: number) =>
+      postChatBody(gateway!, chatTurn('gpt-5.6-sol', 'meter-ahead', turns), {
+        headers: { ...AUTH, 'x-conversation-id': 'meter-ahead-chat' },
+      });
+    const primaryRatio = async () =>
+      (await entry('work')).windows.find((row: Json) => row.name === 'primary').used_ratio;
+
+    expect((await turn(1)).status).toBe(200);
+    expect(await primaryRatio()).toBe(0.4);
+    expect((await turn(2)).status).toBe(200);
+    const [first, second] = fake().requests();
+    expect(second.connection).toBe(first.connection);
+    expect(await primaryRatio()).toBe(0.8);
+    fake().dropConnections();
+  });
+
   it('delivers the answer that drew credits, then refuses the next turn with no upstream request', async () => {
     await start(['work']);
     const resetAt = nowSeconds() + 1800;

@@ -13,6 +13,7 @@ import {
   providerASettings,
   rateLimitsEvent,
   textDelta,
+  writeAuthFile,
 } from './support/provider-a-fixtures';
 import { ProviderRegistry } from '../src/providers/provider-registry';
 import type { ProviderAAdapter } from '../src/providers/provider-a/provider-a.adapter';
@@ -304,6 +305,44 @@ describe('provider_a upstream sessions per chat', () => {
     }
   });
 
+  it("opens a fresh connection for a chat's turn under another login, with that login's token and account", async () => {
+    const switching = await start();
+    const loginDir = path.join(home(), `gateway-${started}`, '.codex');
+    fake().enqueue(reply('resp_l1', 'One.'), reply('resp_l2', 'Two.'));
+    const first = [{ role: 'user', content: 'Before the new login' }];
+    await complete(switching, first, 'chat-login');
+    // `codex login` with another account over the gateway's login file, taken up at its next sweep.
+    const fresh = writeAuthFile(loginDir, { accountId: 'acct-other', refreshToken: 'rt-other' });
+    await eventually(() => switching.logs.records('account_login_changed').length > 0, undefined, 'the new login');
+    const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'After it' }];
+    expect((await complete(switching, second, 'chat-login')).content).toBe('Two.');
+
+    const [one, two] = fake().requests();
+    expect(one.headers['chatgpt-account-id']).toBe('acct-test-1');
+    // The kept connection was opened as the old login: the turn never runs on it.
+    expect(two.connection).not.toBe(one.connection);
+    expect(two.headers['chatgpt-account-id']).toBe('acct-other');
+    expect(two.headers.authorization).toBe(`Bearer ${fresh.accessToken}`);
+    expect(two.body).not.toHaveProperty('previous_response_id');
+    expect(two.body!.input).toHaveLength(3);
+    expect(timings(switching).at(-1)).toEqual(expect.objectContaining({ session_reused: false, incremental: false }));
+  });
+
+  it("opens a fresh connection for a chat's turn in another mode, with that mode's handshake", async () => {
+    fake().enqueue(reply('resp_m1', 'One.'), reply('resp_m2', 'Two.'));
+    const first = [{ role: 'user', content: 'Minimal, then faithful' }];
+    await complete(gateway, first, 'chat-modes');
+    const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Now faithful' }];
+    expect((await complete(gateway, second, 'chat-modes', { faithful: true })).content).toBe('Two.');
+
+    const [one, two] = fake().requests();
+    expect(two.connection).not.toBe(one.connection);
+    // Faithful mode claims a Codex thread in its handshake; minimal mode does not.
+    expect(one.headers['x-codex-window-id']).toBeUndefined();
+    expect(two.headers['x-codex-window-id']).toBeDefined();
+    expect(timings(gateway).at(-1)).toEqual(expect.objectContaining({ session_reused: false }));
+  });
+
   it('continues the chain of a compacted agent history on the turns its compaction boundary stays put', async () => {
     const compacting = await start({
       PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES: '4',
@@ -398,6 +437,11 @@ describe('provider_a upstream sessions per chat', () => {
       'websocket_connection_limit_reached after the response began, before any output',
       [created('resp_e2'), chainError('websocket_connection_limit_reached')],
     ],
+    [
+      FULL_ON_KEPT,
+      'a chain error after a codex.* event other than rate limits',
+      [{ event: { type: 'codex.turn_metadata', turn: 1 } }, chainError('previous_response_not_found')],
+    ],
   ] as Array<[string, string, FakeFrame[]]>)(
     'sends the turn again at once, in full on a fresh connection, when %s gets %s',
     async (what, when, frames) => {
@@ -434,6 +478,40 @@ describe('provider_a upstream sessions per chat', () => {
       ]);
     },
   );
+
+  it('surfaces a chain error on a turn that continued no chain as the upstream error, sent once', async () => {
+    fake().enqueue({ frames: [created('resp_n1'), chainError('previous_response_not_found')] });
+    const response = await post(gateway, { messages: [{ role: 'user', content: 'No chain here' }] }, 'chat-no-chain');
+    // A fresh connection and a full send: nothing the gateway kept can be to blame.
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: Json }).error.code).toBe('upstream_rejected_request');
+    expect(fake().requests()).toHaveLength(1);
+    expect(fake().misses()).toEqual([]);
+  });
+
+  it('closes a kept connection the server sends an event on between turns, and opens a fresh one for the next turn', async () => {
+    let sendStray!: () => void;
+    const strayHeld = new Promise<void>((resolve) => (sendStray = resolve));
+    const answered = reply('resp_s1', 'One.');
+    fake().enqueue(
+      // An event after response.completed, sent once the turn is over and its connection kept.
+      { frames: [...answered.frames, { ...textDelta('stray'), after: strayHeld }], holdOpen: true },
+      reply('resp_s2', 'Two.'),
+    );
+    const first = [{ role: 'user', content: 'Stray' }];
+    const lines = timings(gateway).length;
+    await complete(gateway, first, 'chat-stray');
+    await eventually(() => timings(gateway).length > lines, undefined, 'the turn to be over');
+    sendStray();
+    const [one] = fake().requests();
+    // Closed by the gateway; no bound of our own on when (Jest's timeout catches never).
+    await one.closedByClient;
+    const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'On' }];
+    expect((await complete(gateway, second, 'chat-stray')).content).toBe('Two.');
+    const two = fake().requests()[1];
+    expect(two.connection).not.toBe(one.connection);
+    expect(two.body).not.toHaveProperty('previous_response_id');
+  });
 
   it('counts a turn retried on a fresh connection after its attempt on the kept one failed as neither a reuse nor a fallback', async () => {
     fake().enqueue(
@@ -508,6 +586,9 @@ describe('provider_a upstream sessions per chat', () => {
         expect.objectContaining({ session_reused: false, chain_fallback: true, input_items_sent: 5 }),
       ]);
       await expectCountedAsLogged(relayed, before, { reused: 0, incremental: 0, fallback: 1 });
+      // The silent connection is not left behind: the gateway closed it, and the relay passed its
+      // end on. No bound of our own on when (Jest's timeout catches never).
+      await one.closedByClient;
     } finally {
       await relay.close();
     }

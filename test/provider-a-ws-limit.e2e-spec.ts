@@ -98,6 +98,11 @@ describe('provider_a honours the WebSocket message limit the server announces', 
     );
     expect(continuation.violation).toBeUndefined();
     expect(fake().oversizedFrames()).toEqual([]);
+    // The turn's line says what went out: the full input over HTTP, neither a reuse nor a continuation.
+    const line = gateway.logs.records('chat_completion').at(-1)!;
+    expect(line).toMatchObject({ session_reused: false, incremental: false });
+    expect(line.input_items_sent).toBe((continuation.body!.input as Json[]).length);
+    expect(line.input_items_sent).toBe(line.input_items);
   });
 
   it('structured inference over WebSocket also sends a request over the limit by HTTP + SSE', async () => {

@@ -1,6 +1,9 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
 import { FrameTooLarge, MAX_MESSAGE_BYTES_HEADER, WsSession } from './provider-a.ws-session';
+import { UpstreamRefusal } from '../shared/upstream-failure';
 
 describe('WsSession and the announced message limit (docs/providers.md "WebSocket message limit")', () => {
   let server: WebSocketServer;
@@ -67,5 +70,87 @@ describe('WsSession and the announced message limit (docs/providers.md "WebSocke
     const session = await connect();
     expect(session.maxMessageBytes).toBeUndefined();
     session.close();
+  });
+});
+
+describe('WsSession opening and closing its connection (docs/upstream/provider-a.md §4.1)', () => {
+  let server: WebSocketServer;
+  let url: string;
+  /** The upgrade's request headers, and the close code the server got, per connection in order. */
+  const upgrades: IncomingHttpHeaders[] = [];
+  const closeCodes: Array<Promise<number>> = [];
+  /** Refuse the next upgrades with this status and headers. */
+  let refusal: { status: number; headers: Record<string, string> } | undefined;
+  /** Stop reading the connections opened from now on: a peer that never answers a close frame. */
+  let deaf = false;
+
+  beforeAll(async () => {
+    server = new WebSocketServer({
+      host: '127.0.0.1',
+      port: 0,
+      perMessageDeflate: true,
+      verifyClient: (_info, done) => (refusal ? done(false, refusal.status, 'refused', refusal.headers) : done(true)),
+    });
+    server.on('connection', (socket, request) => {
+      upgrades.push(request.headers);
+      closeCodes.push(new Promise((resolve) => socket.on('close', (code) => resolve(code))));
+      if (deaf) request.socket.pause();
+    });
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+  afterAll(() => {
+    // A deaf connection never reads the client's end: the server drops it itself.
+    for (const client of server.clients) client.terminate();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  beforeEach(() => {
+    upgrades.length = 0;
+    closeCodes.length = 0;
+    refusal = undefined;
+    deaf = false;
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  const connect = () => WsSession.connect(url, {}, new AbortController().signal);
+
+  it('offers no permessage-deflate, though the server would take it', async () => {
+    const session = await connect();
+    expect(upgrades).toHaveLength(1);
+    expect(upgrades[0]['sec-websocket-extensions']).toBeUndefined();
+    session.close();
+  });
+
+  it('closes with the normal close code 1000', async () => {
+    const session = await connect();
+    session.close();
+    expect(await closeCodes[0]).toBe(1000);
+  });
+
+  it('drops the socket after the close grace when the peer never answers the close frame', async () => {
+    deaf = true;
+    const session = await connect();
+    const closed = new Promise<void>((resolve) => session.onClose(resolve));
+    // The grace period runs out at once, and the other timers closing arms (ws's own 30 s close
+    // timer) never fire: only the session's grace can drop the socket, and no real second passes.
+    const real = globalThis.setTimeout;
+    jest
+      .spyOn(globalThis, 'setTimeout')
+      .mockImplementation((callback: () => void, ms?: number) =>
+        ms === WEBSOCKET_CLOSE_GRACE_MS ? real(callback, 0) : real(() => undefined, 0),
+      );
+    session.close();
+    jest.restoreAllMocks();
+    await closed;
+  });
+
+  it("keeps a refused upgrade's status and response headers (its Retry-After) for the error", async () => {
+    refusal = { status: 429, headers: { 'retry-after': '7' } };
+    const failure = await connect().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(UpstreamRefusal);
+    expect(failure).toMatchObject({ status: 429, headers: expect.objectContaining({ 'retry-after': '7' }) });
   });
 });
