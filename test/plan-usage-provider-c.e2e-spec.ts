@@ -230,6 +230,42 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
     );
   });
 
+  it('a spent weekly OAuth-apps window spends the whole plan: GET /v1/accounts and /metrics show it, and under plan_only a turn is refused until its reset with no claude run', async () => {
+    const now = Date.now();
+    const appsReset = now + 3 * 86_400_000;
+    api().usage({
+      body: {
+        five_hour: { utilization: 10, resets_at: new Date(now + 3_600_000).toISOString() },
+        seven_day: { utilization: 40, resets_at: new Date(appsReset).toISOString() },
+        seven_day_oauth_apps: { utilization: 100, resets_at: new Date(appsReset).toISOString() },
+        extra_usage: { is_enabled: true, monthly_limit: 5000, used_credits: 0, utilization: 0, currency: 'USD' },
+      },
+    });
+    await start();
+    const row = await accountRow();
+    expect(row).toMatchObject({ source: 'usage_endpoint', plan_spent: true });
+    expect(row.windows).toContainEqual(
+      expect.objectContaining({ name: 'seven_day_oauth_apps', used_ratio: 1, model: null }),
+    );
+    const text = await scrapeMetrics(gateway!, AUTH);
+    expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', LOGIN)).toBe(1);
+    expect(
+      sampleValue(text, 'gateway_chat_api_account_quota_used_ratio', { ...LOGIN, window: 'seven_day_oauth_apps' }),
+    ).toBe(1);
+
+    const refused = await postChat(gateway!, {}, undefined, AUTH);
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(2 * 86_400);
+    expect(retryAfter).toBeLessThanOrEqual(3 * 86_400);
+    expect(((await refused.json()) as { error: Record<string, string> }).error).toMatchObject({
+      type: 'insufficient_quota',
+      code: 'paid_usage_not_allowed',
+    });
+    expect(gateway!.logs.records('provider_c_process_start')).toEqual([]);
+    expect(api().messages()).toEqual([]);
+  });
+
   it('passes on the reason extra usage is off only as one closed word: free text, an e-mail or a line break is left out of GET /v1/accounts and the log', async () => {
     const reason = 'disabled by admin victim.mark@example.org\n{"level":60,"event":"forged"}';
     api().usage(withDisabledReason(usageAnswer(100, Date.now() + 3_600_000, false), reason));

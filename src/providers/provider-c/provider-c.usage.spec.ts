@@ -50,6 +50,32 @@ describe('planReportFromUsage', () => {
     });
   });
 
+  it('reads the weekly OAuth-apps window as a window of the whole plan: spent, it spends the plan until its reset', () => {
+    const resets_at = '2026-12-03T12:00:00+00:00';
+    expect(
+      planReportFromUsage({
+        five_hour: { utilization: 20, resets_at: '2026-11-29T05:00:00+00:00' },
+        seven_day: { utilization: 60, resets_at },
+        seven_day_oauth_apps: { utilization: 100, resets_at },
+      }),
+    ).toEqual({
+      windows: [
+        { name: 'five_hour', usedRatio: 0.2, windowSeconds: 18_000, resetsAt: Date.parse('2026-11-29T05:00:00Z') },
+        { name: 'seven_day', usedRatio: 0.6, windowSeconds: 604_800, resetsAt: Date.parse(resets_at) },
+        { name: 'seven_day_oauth_apps', usedRatio: 1, windowSeconds: 604_800, resetsAt: Date.parse(resets_at) },
+      ],
+      planSpent: true,
+      spentUntil: Date.parse(resets_at),
+      source: 'usage_endpoint',
+    });
+  });
+
+  it('reads a negative utilization as nothing used, never a negative share', () => {
+    expect(planReportFromUsage({ five_hour: { utilization: -3, resets_at: null } })?.windows).toEqual([
+      { name: 'five_hour', usedRatio: 0, windowSeconds: 18_000 },
+    ]);
+  });
+
   it('says why extra usage is off, and a plan below 100 % is not spent', () => {
     const report = planReportFromUsage({
       five_hour: { utilization: 12, resets_at: null },
@@ -129,16 +155,29 @@ describe('providerCUsageUrl', () => {
     );
     expect(providerCUsageUrl({ ANTHROPIC_BASE_URL: 'not a url' })).toBe('https://api.anthropic.com/api/oauth/usage');
   });
+
+  it("leaves the base URL's query and fragment off the usage URL", () => {
+    expect(providerCUsageUrl({ ANTHROPIC_BASE_URL: 'https://relay.example/anthropic?route=eu#top' })).toBe(
+      'https://relay.example/anthropic/api/oauth/usage',
+    );
+  });
 });
 
 describe('readProviderCUsage', () => {
   let server: http.Server;
   let url: string;
   let seen: http.IncomingHttpHeaders[];
+  let paths: string[];
   let status: number;
+  let redirectTo: string | undefined;
   beforeAll(async () => {
     server = http.createServer((request, response) => {
       seen.push(request.headers);
+      paths.push(request.url ?? '');
+      if (redirectTo !== undefined && request.url !== redirectTo) {
+        response.writeHead(307, { location: redirectTo }).end();
+        return;
+      }
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(ANSWER));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -150,7 +189,9 @@ describe('readProviderCUsage', () => {
   });
   beforeEach(() => {
     seen = [];
+    paths = [];
     status = 200;
+    redirectTo = undefined;
   });
 
   it('sends what the CLI sends and reads the answer', async () => {
@@ -178,5 +219,11 @@ describe('readProviderCUsage', () => {
       code: 'upstream',
       upstreamStatus: 500,
     });
+  });
+
+  it('refuses a redirect: the bearer token is not sent on to where the redirect points', async () => {
+    redirectTo = '/elsewhere';
+    await expect(readProviderCUsage({ url, token: 'tok-1', signal: AbortSignal.timeout(5000) })).rejects.toThrow();
+    expect(paths).toEqual(['/api/oauth/usage']);
   });
 });
