@@ -40,11 +40,11 @@ describe(refreshCredentialsAhead.name, () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const store = (expiresAt: number) =>
+  const store = (expiresAt: number, oauth: Record<string, unknown> = {}) =>
     fs.writeFileSync(
       credentialsFileOf(dir),
       JSON.stringify({
-        claudeAiOauth: { accessToken: 'old', refreshToken: 'r1', expiresAt, subscriptionType: 'max' },
+        claudeAiOauth: { accessToken: 'old', refreshToken: 'r1', expiresAt, subscriptionType: 'max', ...oauth },
         other: 1,
       }),
     );
@@ -83,6 +83,33 @@ describe(refreshCredentialsAhead.name, () => {
       },
       other: 1,
     });
+  });
+
+  it('renews a login whose token expires exactly at the edge of the window', async () => {
+    store(1_000_000 + 300_000);
+    answer = { status: 200, body: { access_token: 'new', expires_in: 3600 } };
+    expect(await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000)).toBe(1_000_000 + 3_600_000);
+    expect(grants).toHaveLength(1);
+    expect(stored().claudeAiOauth.accessToken).toBe('new');
+  });
+
+  it("asks for the stored login's scopes, and for the CLI's default scopes when the file lists none", async () => {
+    answer = { status: 200, body: { access_token: 'new', expires_in: 3600 } };
+    store(1_000_000 + 60_000, { scopes: ['user:inference', 'user:profile'] });
+    await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000);
+    store(1_000_000 + 60_000, { scopes: [] });
+    await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000);
+    expect(grants.map((grant) => (grant as { body: { scope: string } }).body.scope)).toEqual([
+      'user:inference user:profile',
+      'user:profile user:inference user:sessions:claude_code user:mcp_servers',
+    ]);
+  });
+
+  it('writes the scopes the token endpoint granted back to the file, so the next refresh asks for those', async () => {
+    store(1_000_000 + 60_000, { scopes: ['user:inference', 'user:profile', 'org:create_api_key'] });
+    answer = { status: 200, body: { access_token: 'new', expires_in: 3600, scope: 'user:inference  user:profile' } };
+    await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000);
+    expect(stored().claudeAiOauth).toMatchObject({ accessToken: 'new', scopes: ['user:inference', 'user:profile'] });
   });
 
   it('writes an expiry one hour ahead when the answer names none', async () => {
@@ -210,6 +237,23 @@ describe(refreshCredentialsAhead.name, () => {
         expect.objectContaining({ provider: 'provider_c', account: 'team', path: credentialsFileOf(dir) }),
       ]);
       expect(logger.text()).not.toMatch(/secret|"old"|"r1"|"new"/);
+    });
+
+    it('resolves no expiry when the login written while the refresh was in flight is already expired', async () => {
+      const now = () => 1_000_000;
+      store(now() + 60_000);
+      const expiredLogin = {
+        claudeAiOauth: { accessToken: 'a-secret', refreshToken: 'r-secret', expiresAt: now() - 1 },
+      };
+      answer = {
+        status: 200,
+        body: { access_token: 'new', refresh_token: 'r2-secret', expires_in: 3600 },
+        before: () => fs.writeFileSync(credentialsFileOf(dir), JSON.stringify(expiredLogin)),
+      };
+      // The file's login is the one the children use; its token is spent, so there is no usable expiry to hold.
+      expect(await refreshCredentialsAhead(login(), url, 300_000, logger, now)).toBeUndefined();
+      expect(stored()).toEqual(expiredLogin);
+      expect(logger.records.filter((record) => record.event === 'provider_c_auth_persist_superseded')).toHaveLength(1);
     });
 
     it("names the login file's errno and the file's fix when it cannot be read", async () => {
