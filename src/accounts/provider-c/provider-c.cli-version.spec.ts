@@ -8,8 +8,13 @@ describe(parseClaudeVersion.name, () => {
     expect(parseClaudeVersion('2.1.332 (Claude Code)\n')).toBe('2.1.332');
   });
 
+  it('keeps a pre-release or build suffix', () => {
+    expect(parseClaudeVersion('2.2.0-beta.3 (Claude Code)\n')).toBe('2.2.0-beta.3');
+  });
+
   it('takes nothing from another program', () => {
     expect(parseClaudeVersion('v20.20.2\n')).toBeUndefined();
+    expect(parseClaudeVersion('1.2.3 (some-other-cli)\n')).toBeUndefined();
     expect(parseClaudeVersion('')).toBeUndefined();
     expect(parseClaudeVersion('Usage: claude [options]')).toBeUndefined();
   });
