@@ -1,7 +1,8 @@
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
+import type { GatewayError } from '../../core/gateway.error';
 import { normalizeTools } from '../../chat/chat-tools';
 import { CANCELLED_TOOL_OUTPUT } from '../shared/tool-pairing';
-import { renderProviderCPrompt } from './provider-c.prompt';
+import { assertTextOnlyConversation, renderProviderCPrompt } from './provider-c.prompt';
 import { CLOSING_REMINDER, planToolChoice, renderToolsJson } from './provider-c.protocol';
 
 const READ_FILE_SCHEMA = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
@@ -129,6 +130,8 @@ describe(renderProviderCPrompt.name, () => {
   it('renders assistant text before its calls, custom calls with a string input, and skips empty messages', () => {
     const prompt = render(
       [
+        { role: 'system', content: '' },
+        { role: 'developer', content: [] },
         { role: 'user', content: '' },
         {
           role: 'assistant',
@@ -145,6 +148,7 @@ describe(renderProviderCPrompt.name, () => {
       'Assistant:\nPatching.\n```agent_tool_call\n{"name":"apply_patch","arguments":"*** Begin Patch\\n*** End Patch"}\n```',
     );
     expect(prompt).not.toContain('User:');
+    expect(prompt).not.toContain('System:');
     expect(prompt.match(/Assistant:/g)).toHaveLength(1);
   });
 
@@ -205,6 +209,35 @@ describe(renderProviderCPrompt.name, () => {
     const prompt = render([{ role: 'user', content: 'x' }], [READ_FILE], 'auto');
     expect(prompt).not.toContain('This reply must');
     expect(prompt).toContain('- If the request does not need a tool, just answer.\n\nAvailable tools (JSON):\n[');
+  });
+});
+
+describe(assertTextOnlyConversation.name, () => {
+  /** The 400's message for a conversation whose second user part is `part`. */
+  function refusal(part: unknown): string | undefined {
+    try {
+      assertTextOnlyConversation([{ role: 'user', content: [{ type: 'text', text: 'Look' }, part] } as ChatMessage]);
+      return undefined;
+    } catch (error) {
+      expect(error).toMatchObject({ code: 'invalid_request', param: 'messages' });
+      return (error as GatewayError).publicMessage;
+    }
+  }
+
+  it('refuses an image with the fix for images: describe it, or choose a family that takes images', () => {
+    expect(refusal({ type: 'image_url', image_url: { url: 'https://example.test/cat.png' } })).toBe(
+      'messages[0].content[1]: part type "image_url" is not supported by provider_c (Claude Code takes the conversation as text); describe the image in a text part, or choose a model of a family that takes images (provider_a, provider_b)',
+    );
+  });
+
+  it("refuses any other part with its own type's fix", () => {
+    expect(refusal({ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } })).toMatch(
+      /part type "input_audio" is not supported by provider_c .*; send its transcript as a text part \(no family takes audio\)$/,
+    );
+  });
+
+  it('lets a text-only conversation through', () => {
+    expect(refusal({ type: 'text', text: 'more' })).toBeUndefined();
   });
 });
 
