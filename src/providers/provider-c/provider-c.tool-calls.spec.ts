@@ -7,12 +7,15 @@ const kinds = new Map<string, 'function' | 'custom'>([
 const id = () => 'call_x';
 
 describe(blockToToolCall.name, () => {
-  it('compacts object arguments for function tools and defaults absent ones to {}', () => {
+  it('compacts object arguments for function tools and defaults absent or null ones to {}', () => {
     expect(blockToToolCall({ name: 'read_file', arguments: { path: 'a', n: [1, 2] } }, kinds, id)).toEqual({
       ok: true,
       call: { id: 'call_x', name: 'read_file', kind: 'function', arguments: '{"path":"a","n":[1,2]}' },
     });
     expect(blockToToolCall({ name: 'read_file' }, kinds, id)).toMatchObject({ call: { arguments: '{}' } });
+    expect(blockToToolCall({ name: 'read_file', arguments: null }, kinds, id)).toMatchObject({
+      call: { arguments: '{}' },
+    });
     expect(blockToToolCall({ name: 'read_file', arguments: '{"path":"b"}' }, kinds, id)).toMatchObject({
       call: { arguments: '{"path":"b"}' },
     });
@@ -79,5 +82,17 @@ describe(CrossChannelDuplicates.name, () => {
     expect(duplicates.admit('content', { name: 'f', kind: 'function', arguments: '{"a":2}' })).toBe(true);
     expect(duplicates.admit('content', { name: 'f', kind: 'function', arguments: '{"a":2}' })).toBe(true);
     expect(duplicates.admit('reasoning', { name: 'f', kind: 'function', arguments: '{"a":2}' })).toBe(false);
+  });
+
+  it('forgets the calls recorded since a mark on rewind, so the other channel may emit them again; earlier ones still count', () => {
+    const duplicates = new CrossChannelDuplicates();
+    const kept = { name: 'f', kind: 'function', arguments: '{"a":1}' } as const;
+    const dropped = { name: 'f', kind: 'function', arguments: '{"a":2}' } as const;
+    expect(duplicates.admit('reasoning', kept)).toBe(true);
+    const mark = duplicates.mark();
+    expect(duplicates.admit('reasoning', dropped)).toBe(true);
+    duplicates.rewind(mark);
+    expect(duplicates.admit('content', dropped)).toBe(true);
+    expect(duplicates.admit('content', kept)).toBe(false);
   });
 });
