@@ -179,7 +179,7 @@ describe('manageContext', () => {
       expect(off.stats).toBeUndefined();
     });
 
-    it('keeps a cap too small for the marker: the first cap bytes, no marker', () => {
+    it('keeps a cap too small for the marker: the first cap bytes, no marker; a cap that just holds it: the marker alone', () => {
       const messages: ChatMessage[] = [{ role: 'tool', tool_call_id: 'a', content: 'é'.repeat(40) }];
       // The marker for an 80-byte result, with its blank line, takes 62 bytes.
       for (const cap of [1, 10, 61]) {
@@ -187,6 +187,9 @@ describe('manageContext', () => {
         expect(bytes(content)).toBeLessThanOrEqual(cap);
         expect(content).toBe('é'.repeat(Math.floor(cap / 2)));
       }
+      // A cap of exactly 62 holds the marker and no text.
+      const exact = manageContext(messages, settings({ toolOutputMaxBytes: 62 })).messages[0].content as string;
+      expect(exact).toBe('\n\n[gateway: tool output truncated from 80 bytes; kept 0 bytes]');
       const roomy = manageContext(messages, settings({ toolOutputMaxBytes: 66 })).messages[0].content as string;
       expect(roomy).toBe('éé\n\n[gateway: tool output truncated from 80 bytes; kept 4 bytes]');
     });
@@ -246,14 +249,16 @@ describe('manageContext', () => {
       expect(result.stats!.compacted).toBeGreaterThan(0);
     });
 
-    it('leaves a tool message without tool_call_id and a small old result alone', () => {
+    it('leaves a tool message without tool_call_id (or with a blank one) and a small old result alone', () => {
       const messages = history(70, 3_000);
       const orphan: ChatMessage = { role: 'tool', content: 'o'.repeat(3_000) };
       const small: ChatMessage = { role: 'tool', tool_call_id: 'call_small', content: 'tiny result' };
-      messages.splice(3, 0, orphan, small);
+      const blank: ChatMessage = { role: 'tool', tool_call_id: ' \t', content: 'b'.repeat(3_000) };
+      messages.splice(3, 0, orphan, small, blank);
       const result = manageContext(messages, settings());
       expect(result.messages[3]).toBe(orphan);
       expect(result.messages[4]).toBe(small);
+      expect(result.messages[5]).toBe(blank);
       expect(result.stats!.compacted).toBeGreaterThan(0);
     });
 
@@ -268,6 +273,22 @@ describe('manageContext', () => {
       const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 1 }));
       expect(result.messages[0].content).toMatch(/compacted from 600 bytes; kept 512 bytes\]$/);
       expect(result.messages[1]).toBe(messages[1]);
+    });
+
+    it('never replaces a result already cut to the per-result cap with a longer compaction', () => {
+      // COMPACTED_TOOL_OUTPUT_BYTES above TOOL_OUTPUT_MAX_BYTES: the compaction would be longer than the cut.
+      const messages: ChatMessage[] = [
+        { role: 'tool', tool_call_id: 'a', content: 'k'.repeat(5_000) },
+        { role: 'user', content: 'tail' },
+      ];
+      const result = manageContext(
+        messages,
+        settings({ maxMessages: 1, recentMessages: 1, toolOutputMaxBytes: 1_000, compactedToolOutputBytes: 2_000 }),
+      );
+      const content = result.messages[0].content as string;
+      expect(bytes(content)).toBe(1_000);
+      expect(content).toMatch(/\[gateway: tool output truncated from 5000 bytes; kept \d+ bytes\]$/);
+      expect(result.stats).toMatchObject({ truncated: 1, compacted: 0 });
     });
 
     it('compacts multi-byte text on a character boundary', () => {
