@@ -114,6 +114,9 @@ describe(translateProviderBPayload.name, () => {
     ['SAFETY', { type: 'finish', reason: 'content_filter' }],
     ['RECITATION', { type: 'finish', reason: 'content_filter' }],
     ['PROHIBITED_CONTENT', { type: 'finish', reason: 'content_filter' }],
+    ['BLOCKLIST', { type: 'finish', reason: 'content_filter' }],
+    ['SPII', { type: 'finish', reason: 'content_filter' }],
+    ['IMAGE_SAFETY', { type: 'finish', reason: 'content_filter' }],
   ])('maps finishReason %s (docs/upstream/provider-b.md §13.20)', (reason, expected) => {
     expect(run([candidate({ finishReason: reason })])).toEqual([expected]);
   });
@@ -160,6 +163,59 @@ describe(translateProviderBPayload.name, () => {
     expect(run([{ response: { promptFeedback: { blockReason: 'SAFETY' } } }])).toEqual([
       { type: 'finish', reason: 'content_filter' },
     ]);
+  });
+
+  it('finishes with stop when a prompt block arrives beside candidates that answered', () => {
+    const answered = {
+      response: {
+        promptFeedback: { blockReason: 'SAFETY' },
+        candidates: [{ content: { role: 'model', parts: [{ text: 'Fine.' }] } }],
+      },
+    };
+    expect(run([answered])).toEqual([
+      { type: 'text-delta', text: 'Fine.' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
+  it('streams a part marked thought: false as content, not reasoning', () => {
+    const parts = [
+      { text: 'Thinking.', thought: true },
+      { text: 'Answer.', thought: false },
+    ];
+    expect(run([{ response: { candidates: [{ content: { role: 'model', parts } }] } }]).slice(0, 2)).toEqual([
+      { type: 'reasoning-delta', text: 'Thinking.' },
+      { type: 'text-delta', text: 'Answer.' },
+    ]);
+  });
+
+  it('keeps the tool-use prompt and thought counts of an earlier frame when the last usageMetadata omits them', () => {
+    const usage = (usageMetadata: Record<string, number>) => ({
+      response: { candidates: [{ content: { role: 'model', parts: [] } }], usageMetadata },
+    });
+    const events = run([
+      usage({ promptTokenCount: 10, toolUsePromptTokenCount: 6, thoughtsTokenCount: 3 }),
+      usage({ candidatesTokenCount: 4 }),
+    ]);
+    expect(events).toEqual([
+      { type: 'usage', usage: { promptTokens: 16, completionTokens: 7, totalTokens: 23, reasoningTokens: 3 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
+  it('keeps only [A-Za-z0-9_-] of the response id in the id of an id-less call', () => {
+    const events = run([
+      {
+        response: {
+          responseId: 'r/7=:+ x',
+          candidates: [{ content: { parts: [{ functionCall: { name: 'now' } }] } }],
+        },
+      },
+    ]);
+    expect(events[0]).toEqual({
+      type: 'tool-call',
+      call: { id: 'call_r7x_0', name: 'now', kind: 'function', arguments: '{}' },
+    });
   });
 
   it('ends with a classified error on an error frame and never echoes its text', () => {
@@ -210,8 +266,8 @@ describe(translateProviderBPayload.name, () => {
     ]);
   });
 
-  it('reports an empty stream as an upstream error', () => {
-    expect(run([])).toEqual([{ type: 'error', error: expect.objectContaining({ code: 'upstream' }) }]);
+  it('reports an empty stream as a retryable upstream error', () => {
+    expect(run([])).toEqual([{ type: 'error', error: expect.objectContaining({ code: 'upstream', retryable: true }) }]);
   });
 });
 
