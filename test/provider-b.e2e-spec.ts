@@ -754,6 +754,20 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(request.contents).toEqual([{ role: 'user', parts: [{ text: 'hello' }] }]);
   });
 
+  it('leaves out an assistant message with neither text nor calls, which Code Assist would refuse as a content without parts (docs/upstream/provider-b.md §6)', async () => {
+    const result = await streamChat(gateway, {
+      messages: [
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: '' },
+        { role: 'user', content: 'second' },
+      ],
+    });
+    expect(result.status).toBe(200);
+    expect(fake.requests('streamGenerateContent')[0].body.request.contents).toEqual([
+      { role: 'user', parts: [{ text: 'first' }, { text: 'second' }] },
+    ]);
+  });
+
   it('sends a request of system text alone as the user turn, since Gemini needs one (docs/upstream/provider-b.md §6)', async () => {
     const result = await streamChat(gateway, {
       messages: [

@@ -26,7 +26,10 @@
  *   (google-gemini/gemini-cli#22207, googleapis/dotnet-genai#189);
  * - a part whose `text` is empty, in `contents` or in `systemInstruction`. The real answer reads
  *   `Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again.`
- *   (zuisong/gemini-openai-proxy#83, google-gemini/deprecated-generative-ai-python#697).
+ *   (zuisong/gemini-openai-proxy#83, google-gemini/deprecated-generative-ai-python#697);
+ * - a content without parts. The real answer reads
+ *   `* GenerateContentRequest.contents[41].parts: contents.parts must not be empty.`
+ *   (langchain-ai/langchain-google#691, vercel/ai#3775).
  */
 const SCHEMA_FIELDS = new Set([
   'type',
@@ -128,12 +131,24 @@ function hasEmptyText(request: any): boolean {
   return contents.some((content) => (content?.parts ?? []).some((part: any) => part?.text === ''));
 }
 
+/** The backend's refusal of the first content with no parts. */
+function emptyPartsProblem(request: any): string | undefined {
+  const index = (request?.contents ?? []).findIndex(
+    (content: any) => !Array.isArray(content?.parts) || content.parts.length === 0,
+  );
+  return index === -1
+    ? undefined
+    : `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.`;
+}
+
 /** The backend's error message for the first problem found, or undefined when the body is acceptable. */
 export function rejectionOf(body: any): string | undefined {
   const request = body?.request;
   const configProblem = generationConfigProblem(request?.generationConfig);
   if (configProblem) return configProblem;
   if (hasEmptyText(request)) return EMPTY_TEXT;
+  const partsProblem = emptyPartsProblem(request);
+  if (partsProblem) return partsProblem;
   const nameProblem = functionNameProblem(request);
   if (nameProblem) return nameProblem;
   const declarations: any[] = (request?.tools ?? []).flatMap((tool: any) => tool?.functionDeclarations ?? []);

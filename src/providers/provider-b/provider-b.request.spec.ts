@@ -107,6 +107,40 @@ describe(buildProviderBRequest.name, () => {
     expect(built.report).toMatchObject({ cancelledToolCalls: 1, orphanToolResults: 1 });
   });
 
+  it('leaves out an assistant message with neither text nor calls, so no model content goes up without parts', () => {
+    for (const content of ['', null]) {
+      const messages: ChatMessage[] = [
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content },
+        { role: 'user', content: 'second' },
+      ];
+      const { envelope } = buildProviderBRequest(chatRequest({ messages }), options);
+      expect(envelope.request.contents).toEqual([{ role: 'user', parts: [{ text: 'first' }, { text: 'second' }] }]);
+    }
+  });
+
+  it('sends an id-less history call and its answer without an id', () => {
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ type: 'function', function: { name: 'ls', arguments: '{}' } }],
+      },
+    ];
+    const { envelope } = buildProviderBRequest(chatRequest({ messages }), options);
+    expect(envelope.request.contents.slice(1)).toEqual([
+      {
+        role: 'model',
+        parts: [{ functionCall: { name: 'ls', args: {} }, thoughtSignature: 'skip_thought_signature_validator' }],
+      },
+      {
+        role: 'user',
+        parts: [{ functionResponse: { name: 'ls', response: { output: CANCELLED_TOOL_OUTPUT } } }],
+      },
+    ]);
+  });
+
   it('the check refuses arguments that are not a JSON object with a 400 naming the call; blank ones are sent as {}, nameless calls skipped', () => {
     const history = (calls: ChatMessage['tool_calls']): ChatMessage[] => [
       { role: 'user', content: 'hi' },
