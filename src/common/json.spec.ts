@@ -1,4 +1,11 @@
-import { exceedsJsonContainers, exceedsJsonDepth, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './json';
+import {
+  exceedsJsonContainers,
+  exceedsJsonDepth,
+  int,
+  MAX_JSON_CONTAINERS,
+  MAX_JSON_DEPTH,
+  nonEmptyString,
+} from './json';
 
 const nestedArrays = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels));
 const nestedObjects = (levels: number): unknown =>
@@ -54,6 +61,12 @@ describe(exceedsJsonContainers.name, () => {
     expect(exceedsJsonContainers('[[[[', 2)).toBe(false);
   });
 
+  it('refuses the shortest text that holds one container past the bound', () => {
+    // Three nested arrays are six characters: exactly the length where the pre-scan must start reading.
+    expect(exceedsJsonContainers('[[[]]]', 2)).toBe(true);
+    expect(exceedsJsonContainers('[[]]', 2)).toBe(false);
+  });
+
   it('refuses the default bound’s worth of empty objects, and passes a long history of long texts', () => {
     expect(exceedsJsonContainers(body(MAX_JSON_CONTAINERS))).toBe(true);
     const message = JSON.stringify({
@@ -68,5 +81,27 @@ describe(exceedsJsonContainers.name, () => {
 
   it('stops at an unterminated string', () => {
     expect(exceedsJsonContainers(`[{}, "${'{'.repeat(100)}`, 5)).toBe(false);
+  });
+});
+
+describe(int.name, () => {
+  it('passes integers and refuses fractions, numeric strings and non-numbers', () => {
+    expect(int(0)).toBe(0);
+    expect(int(-3)).toBe(-3);
+    expect(int(128_000)).toBe(128_000);
+    expect(int(1.5)).toBeUndefined();
+    expect(int(Number.NaN)).toBeUndefined();
+    expect(int('12')).toBeUndefined();
+    expect(int(null)).toBeUndefined();
+  });
+});
+
+describe(nonEmptyString.name, () => {
+  it('passes a non-empty string and treats an empty one as absent', () => {
+    expect(nonEmptyString('token')).toBe('token');
+    expect(nonEmptyString(' ')).toBe(' ');
+    expect(nonEmptyString('')).toBeUndefined();
+    expect(nonEmptyString(42)).toBeUndefined();
+    expect(nonEmptyString(undefined)).toBeUndefined();
   });
 });

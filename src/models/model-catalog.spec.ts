@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
 import { familyIds } from '../core/family-registry';
 import type { CatalogEntry } from './model-catalog';
-import { BUILT_IN_CATALOG_PATH, builtInCatalogFile, ModelCatalog } from './model-catalog';
+import { BUILT_IN_CATALOG_PATH, builtInCatalogFile, checkEffort, ModelCatalog } from './model-catalog';
+import { modelListEntry } from './model-list-entry';
 
 const ALL = familyIds();
 
@@ -152,6 +153,51 @@ describe(ModelCatalog.name, () => {
         );
       expect(catalog.resolve(`provider_a/${'x'.repeat(128)}`)).toMatchObject({ upstreamModel: 'x'.repeat(128) });
     });
+
+    it('checks a request effort against a model’s list, and takes any effort when the list is empty', () => {
+      expect(() => checkEffort('m1', ['low', 'high'], 'medium')).toThrow(
+        expect.objectContaining({
+          code: 'invalid_request',
+          param: 'reasoning_effort',
+          publicMessage: 'reasoning_effort must be one of low, high for model m1',
+        }) as Error,
+      );
+      // A live list that names no efforts for a model: the Codex CLI still sends its effort setting.
+      expect(() => checkEffort('m1', [], 'high')).not.toThrow();
+      expect(() => checkEffort('m1', undefined, 'high')).not.toThrow();
+    });
+
+    it('names at most 128 characters of the model id in the effort error', () => {
+      const id = `provider_a/${'m'.repeat(200)}`;
+      expect(() => checkEffort(id, ['low'], 'high')).toThrow(
+        expect.objectContaining({
+          publicMessage: `reasoning_effort must be one of low for model ${id.slice(0, 128)}`,
+        }) as Error,
+      );
+    });
+  });
+
+  describe('the /v1/models entry', () => {
+    const row: CatalogEntry = {
+      id: 'gpt-5.6-sol-ultra',
+      provider: 'provider_a',
+      upstream_model: 'gpt-5.6-sol',
+      reasoning_effort: 'ultra',
+      verbosity: null,
+      service_tier: null,
+      structured: false,
+    };
+
+    it('shows the effort the id sends on the wire, and leaves out an efforts list with nothing to offer', () => {
+      // `ultra` is a CLI-only mode of provider_a: it goes upstream as xhigh and is never offered.
+      const entry = modelListEntry(row, { provider: 'provider_a', slug: 'gpt-5.6-sol', efforts: ['ultra'] });
+      expect(entry.reasoning_effort).toBe('xhigh');
+      expect(entry).not.toHaveProperty('supported_reasoning_efforts');
+      expect(
+        modelListEntry(row, { provider: 'provider_a', slug: 'gpt-5.6-sol', efforts: ['low', 'ultra'] })
+          .supported_reasoning_efforts,
+      ).toEqual(['low']);
+    });
   });
 
   describe('GATEWAY_MODEL_CATALOG replacing the built-in file', () => {
@@ -212,6 +258,19 @@ describe(ModelCatalog.name, () => {
       );
     });
 
+    it("gives a passthrough id the max_output_tokens the file's upstream_models names for its model", () => {
+      const catalog = ModelCatalog.load(
+        write('u.json', {
+          default_model: 'team-model',
+          models: [entry()],
+          upstream_models: { 'gpt-9-preview': { provider: 'provider_a', max_output_tokens: 4096 } },
+        }),
+        ALL,
+      );
+      expect(catalog.resolve('provider_a/gpt-9-preview')?.maxOutputTokens).toBe(4096);
+      expect(catalog.resolve('provider_a/gpt-9-other')?.maxOutputTokens).toBeUndefined();
+    });
+
     it('uses only the entries of the given file', () => {
       const catalog = ModelCatalog.load(write('ok.json', { default_model: 'team-model', models: [entry()] }), ALL);
       expect(catalog.entries.map((row) => row.id)).toEqual(['team-model']);
@@ -241,6 +300,20 @@ describe(ModelCatalog.name, () => {
         /models\[0\] \(id "team-model"\) has an unknown "provider"/,
       ],
       ['an empty id', () => write('id.json', { models: [entry({ id: ' ' })] }), /models\[0\] needs a non-empty "id"/],
+      [
+        'an empty reasoning_efforts list',
+        () => write('r.json', { models: [entry({ id: 'x1', reasoning_effort: null, reasoning_efforts: [] })] }),
+        /models\[0\] \(id "x1"\) "reasoning_efforts" must be a non-empty array of strings/,
+      ],
+      [
+        'a fractional context_window in upstream_models',
+        () =>
+          write('c.json', {
+            models: [entry()],
+            upstream_models: { 'gpt-5.6-terra': { provider: 'provider_a', context_window: 1.5 } },
+          }),
+        /upstream_models\.gpt-5\.6-terra\.context_window must be a positive integer/,
+      ],
       [
         'a bad service tier',
         () => write('t.json', { models: [entry({ service_tier: 'flex' as never })] }),

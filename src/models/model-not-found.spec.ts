@@ -42,4 +42,31 @@ describe(modelNotFound.name, () => {
       /belongs to provider_c, which this gateway does not enable \(GATEWAY_PROVIDERS\)/,
     );
   });
+
+  it('still suggests for an id of exactly the longest suggested length', () => {
+    expect(modelNotFound(`${' '.repeat(157)}SOL`, withSol, servesAll).publicMessage).toMatch(/did you mean sol\?/);
+    expect(modelNotFound(`${' '.repeat(158)}SOL`, withSol, servesAll).publicMessage).toBeUndefined();
+  });
+
+  it("names default_model as the fix when the gateway's default model belongs to a family it does not enable", () => {
+    const now = { ...EMPTY, defaultModel: 'claude-sonnet-4-6' };
+    const withoutC = (family: string) => family !== 'provider_c';
+    expect(modelNotFound('claude-sonnet-4-6', now, withoutC).publicMessage).toMatch(
+      /belongs to provider_c, .*it is the gateway's default model.*another default_model \(GATEWAY_MODEL_CATALOG\)/,
+    );
+    expect(modelNotFound('claude-opus-4-6', now, withoutC).publicMessage).toBe(
+      'the model belongs to provider_c, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves',
+    );
+  });
+
+  it('never suggests a passthrough id of a family the gateway does not enable', () => {
+    // "default" is taken for the gateway's default model, here a passthrough id of provider_b.
+    const now = { ...EMPTY, defaultModel: 'provider_b/gemini-2.5-pro' };
+    expect(modelNotFound('default', now, servesAll).publicMessage).toContain('use provider_b/gemini-2.5-pro or');
+    const withoutB = modelNotFound('default', now, (family) => family !== 'provider_b').publicMessage;
+    expect(withoutB).toMatch(
+      /^the model does not exist or is not enabled: default is a model alias of the Claude Code/,
+    );
+    expect(withoutB).not.toContain('provider_b/');
+  });
 });

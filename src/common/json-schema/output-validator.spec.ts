@@ -1,6 +1,11 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { OutputValidator, VALIDATOR_CACHE_CHARACTERS, VALIDATOR_CACHE_SIZE } from './output-validator';
+import {
+  MAX_OUTPUT_DETAILS,
+  OutputValidator,
+  VALIDATOR_CACHE_CHARACTERS,
+  VALIDATOR_CACHE_SIZE,
+} from './output-validator';
 
 /** A schema no other call uses, as a stream of one-off structured requests sends. */
 const oneOff = (index: number) => ({
@@ -147,5 +152,58 @@ describe(OutputValidator.name, () => {
       details: ['$: missing required property "field_0"'],
     });
     expect(validator.compileCount).toBe(VALIDATOR_CACHE_SIZE + 2);
+  });
+
+  it('lists up to MAX_OUTPUT_DETAILS violations whole, and past that adds one summary entry', () => {
+    const validator = new OutputValidator();
+    const requiring = (count: number) => ({
+      type: 'object',
+      required: Array.from({ length: count }, (_, index) => `f${index}`),
+    });
+    const exact = validator.check('exact', requiring(MAX_OUTPUT_DETAILS), {});
+    expect(exact).toEqual({ valid: false, details: expect.any(Array) });
+    const details = (exact as { details: string[] }).details;
+    expect(details).toHaveLength(MAX_OUTPUT_DETAILS);
+    expect(details[MAX_OUTPUT_DETAILS - 1]).toBe(`$: missing required property "f${MAX_OUTPUT_DETAILS - 1}"`);
+    const over = validator.check('over', requiring(MAX_OUTPUT_DETAILS + 1), {}) as { details: string[] };
+    expect(over.details).toHaveLength(MAX_OUTPUT_DETAILS + 1);
+    expect(over.details[MAX_OUTPUT_DETAILS]).toBe('… and 1 more violations');
+  });
+
+  it('names array length failures in the words of the bound that failed', () => {
+    const validator = new OutputValidator();
+    const schema = { type: 'object', properties: { few: { minItems: 2 }, many: { maxItems: 1 } } };
+    expect(validator.check('items', schema, { few: [1], many: [1, 2] })).toEqual({
+      valid: false,
+      details: ['/few: must have at least 2 items', '/many: must have at most 1 items'],
+    });
+  });
+
+  it('reports a bad meta-schema value once per problem, without the alternatives noise', () => {
+    const validator = new OutputValidator();
+    // `type` may be a type name or an array of them: Ajv also reports that neither alternative matched.
+    expect(validator.prepare('type', { type: 'strin' })).toEqual([
+      '$: "type" must be equal to one of the allowed values',
+      '$: "type" must be array',
+    ]);
+  });
+
+  it('ignores a root $schema naming a meta-schema Ajv does not hold', () => {
+    const validator = new OutputValidator();
+    const schema = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', required: ['a'] };
+    expect(validator.prepare('draft-2020', schema)).toEqual([]);
+    expect(validator.check('draft-2020', schema, {})).toEqual({
+      valid: false,
+      details: ['$: missing required property "a"'],
+    });
+  });
+
+  it("cuts a compile error to 200 characters, so a client's long $ref is not echoed whole", () => {
+    const validator = new OutputValidator();
+    const [problem] = validator.prepare('long', { $ref: `https://example.test/${'x'.repeat(300)}` });
+    const prefix = '$: the schema cannot be compiled: ';
+    expect(problem.startsWith(prefix)).toBe(true);
+    expect(problem.slice(prefix.length)).toHaveLength(201);
+    expect(problem.endsWith('x…')).toBe(true);
   });
 });

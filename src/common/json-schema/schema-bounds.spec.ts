@@ -49,6 +49,18 @@ describe(findSchemaBoundViolations.name, () => {
     expect(findSchemaBoundViolations(named)).toEqual([
       '$: property names and enum values have 120001 characters in all; at most 120000 are allowed',
     ]);
+    // Exactly the bound is allowed.
+    expect(findSchemaBoundViolations({ properties: { ['n'.repeat(119_990)]: {} }, enum: ['e'.repeat(10)] })).toEqual(
+      [],
+    );
+  });
+
+  it('counts a non-string enum value as the characters of its JSON', () => {
+    // {"k":"…"} is 8 characters of JSON around the string; 5 more come from the number 12345.
+    const hidden = { enum: [{ k: 'x'.repeat(119_988) }, 12345] };
+    expect(findSchemaBoundViolations(hidden)).toEqual([
+      '$: property names and enum values have 120001 characters in all; at most 120000 are allowed',
+    ]);
   });
 
   it('counts each name a dependencies or dependentRequired list requires as a node', () => {
