@@ -303,4 +303,17 @@ describe('a 404 for a name pasted from a CLI names what works', () => {
       'did you mean gpt-6.2-sol?',
     );
   });
+
+  // The openai SDK sends a passthrough id's slash as written (before v5) or as %2F (since then).
+  it('answers GET /v1/models/{id} for a passthrough id with its slash written or encoded', async () => {
+    for (const path of ['provider_b/gemini-2.5-pro', 'provider_b%2Fgemini-2.5-pro']) {
+      const response = await fetch(`${gateway.url}/v1/models/${path}`);
+      expect({ path, status: response.status }).toEqual({ path, status: 200 });
+      expect(await response.json()).toMatchObject({
+        id: 'provider_b/gemini-2.5-pro',
+        owned_by: 'provider_b',
+        family: 'gemini-2.5-pro',
+      });
+    }
+  });
 });

@@ -267,6 +267,20 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
       }
     });
 
+    it('a 404 for a tier id the tier had before it moved names what the tier means now and its ids', () => {
+      const catalog = fresh();
+      catalog.live.publish('provider_a', [
+        live('gpt-7-luna', { priority: 1, efforts: ['low', 'medium'], defaultEffort: 'low', serviceTiers: [] }),
+      ]);
+      expect(catalog.notFound('luna-high').publicMessage).toBe(
+        'luna now means gpt-7-luna, which offers luna, luna-low, luna-medium; GET /v1/models lists the models this gateway serves',
+      );
+      // A suffix the bundled tier never had is a misspelling, not a move.
+      expect(catalog.notFound('luna-hihg').publicMessage).toMatch(
+        /^the model does not exist or is not enabled; did you mean/,
+      );
+    });
+
     it('/v1/models says which id an alias means today and where that came from', () => {
       const catalog = fresh();
       catalog.live.publish('provider_a', [live('gpt-7-sol', { priority: 1 })]);
