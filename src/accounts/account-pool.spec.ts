@@ -1451,12 +1451,15 @@ describe(startBackgroundRefresh.name, () => {
     stop();
   });
 
-  it('does nothing when the interval is 0', async () => {
+  it('arms no timer and refreshes nothing when the interval is 0 (off)', async () => {
     const { pool, logger } = makePool(['a']);
     const refresh = jest.fn(async () => undefined);
-    startBackgroundRefresh(pool, refresh, { intervalMs: 0, aheadMs: 1 }, logger)();
+    const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 0, aheadMs: 1 }, logger);
+    // A 0 ms timer would check every login on every turn of the event loop.
+    expect(jest.getTimerCount()).toBe(0);
     await jest.advanceTimersByTimeAsync(60_000);
     expect(refresh).not.toHaveBeenCalled();
+    stop();
   });
 
   it('does nothing when the interval is longer than a timer holds (Node would tick every 1 ms)', async () => {

@@ -92,18 +92,29 @@ describe(writeBackRefreshed.name, () => {
   });
 
   describe('on a bind-mounted single file (the rename is refused)', () => {
-    const busy = (before: () => void = () => undefined) =>
+    const busy = (before: () => void = () => undefined, code = 'EBUSY') =>
       jest.spyOn(fs, 'renameSync').mockImplementation(() => {
         before();
-        throw Object.assign(new Error('EBUSY: resource busy or locked, rename'), { code: 'EBUSY', syscall: 'rename' });
+        throw Object.assign(new Error(`${code}: rename refused`), { code, syscall: 'rename' });
       });
 
-    it('writes the file in place, mode 0600, and leaves no temporary file', async () => {
-      fs.chmodSync(file, 0o644);
-      busy();
-      expect(await writeBack()).toBe(true);
-      expect(stored()).toEqual({ refresh: 'rotated', access: 'renewed', other: 1 });
-      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    // Each errno a rename onto a single bind-mounted file is refused with (docs/providers.md).
+    it.each(['EBUSY', 'EXDEV', 'EPERM'])(
+      'writes the file in place when the rename fails with %s, mode 0600, and leaves no temporary file',
+      async (code) => {
+        fs.chmodSync(file, 0o644);
+        busy(undefined, code);
+        expect(await writeBack()).toBe(true);
+        expect(stored()).toEqual({ refresh: 'rotated', access: 'renewed', other: 1 });
+        expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+        expect(fs.readdirSync(directory)).toEqual(['auth.json']);
+      },
+    );
+
+    it('rejects any other failure of the rename and leaves the file as it was', async () => {
+      busy(undefined, 'EACCES');
+      await expect(writeBack()).rejects.toMatchObject({ code: 'EACCES' });
+      expect(stored()).toEqual({ refresh: 'spent', access: 'old', other: 1 });
       expect(fs.readdirSync(directory)).toEqual(['auth.json']);
     });
 

@@ -1,7 +1,15 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readLoginDocument, unreadableLoginFile } from './login-file-check';
+import {
+  keptInMemoryCost,
+  readLoginDocument,
+  refusedLoginFile,
+  shellWord,
+  tokenCheck,
+  unreadableLoginFile,
+  writeBackFailure,
+} from './login-file-check';
 
 describe(unreadableLoginFile.name, () => {
   const uid = process.getuid?.();
@@ -49,5 +57,61 @@ describe(readLoginDocument.name, () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe(refusedLoginFile.name, () => {
+  it('is the check of a file the system refuses, and nothing for content that is no login or no file', () => {
+    const refusal = Object.assign(new Error('refused'), { code: 'EACCES' });
+    expect(refusedLoginFile('/l/a.json', 'credentials file', refusal)).toMatchObject({
+      state: 'unusable',
+      reason: 'credentials file unreadable: EACCES',
+      fix: expect.stringContaining('make /l/a.json readable by'),
+    });
+    // Not JSON: the file's own fix would be wrong, a new login mends it.
+    expect(refusedLoginFile('/l/a.json', 'credentials file', new SyntaxError('bad'))).toBeUndefined();
+    expect(
+      refusedLoginFile('/l/a.json', 'credentials file', Object.assign(new Error('gone'), { code: 'ENOENT' })),
+    ).toBeUndefined();
+  });
+});
+
+describe(shellWord.name, () => {
+  it('leaves a plain path as it is and quotes one a shell would split or expand', () => {
+    expect(shellWord('/srv/logins/work-1')).toBe('/srv/logins/work-1');
+    expect(shellWord('/srv/my logins')).toBe("'/srv/my logins'");
+    expect(shellWord('/srv/$HOME')).toBe("'/srv/$HOME'");
+    expect(shellWord("/srv/it's")).toBe("'/srv/it'\\''s'");
+  });
+});
+
+describe(keptInMemoryCost.name, () => {
+  it('says a rotated refresh token that stays in memory is lost at a restart, and a kept one is not', () => {
+    expect(keptInMemoryCost(true, 'run `codex login`')).toBe(
+      'the login works until the gateway restarts, then needs a new login (run `codex login`)',
+    );
+    expect(keptInMemoryCost(false, 'run `codex login`')).toBe(
+      "the file's refresh token still works, so the login survives a restart",
+    );
+  });
+});
+
+describe(writeBackFailure.name, () => {
+  it('says what a directory in the login file’s place is and how to mend the mount', () => {
+    const error = Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    expect(writeBackFailure('/l/auth.json', error, 'COST', 'LOGIN').fix).toBe(
+      'the refreshed token could not be written to /l/auth.json (EISDIR); COST; /l/auth.json is a directory, not a login file (a bind mount of a file missing on the host creates one): remove it, log in so the file exists, and point the setting or the mount at that file',
+    );
+  });
+});
+
+describe(tokenCheck.name, () => {
+  it('carries the expiry the file names in every state, for the setup check to print', () => {
+    expect(tokenCheck(false, true, 1_800_000_000_000)).toEqual({ state: 'usable', expiresAt: 1_800_000_000_000 });
+    expect(tokenCheck(true, true, 1_700_000_000_000)).toEqual({
+      state: 'expired_refreshable',
+      expiresAt: 1_700_000_000_000,
+    });
+    expect(tokenCheck(true, false)).toEqual({ state: 'unusable', reason: 'expired, no refresh token' });
   });
 });

@@ -146,6 +146,18 @@ describe('readPoolUsage', () => {
     expect(logger.lines).toEqual([['warn', expect.objectContaining({ reason: 'timeout' })]]);
   });
 
+  it.each([401, 403])(
+    'asks for a new login when the usage endpoint refuses the login (HTTP %i), not for a wait',
+    async (status) => {
+      const logger = recorder();
+      const refused = new GatewayError('auth', { upstreamStatus: status });
+      await readPoolUsage(onePool(), () => Promise.reject(refused), logger);
+      expect(logger.lines).toEqual([
+        ['warn', expect.objectContaining({ reason: `status ${status}`, fix: PROVIDER_C_FIX.login })],
+      ]);
+    },
+  );
+
   it('says a failure that passes by itself needs nothing but the next read', async () => {
     const pool = onePool();
     const logger = recorder();

@@ -1,4 +1,60 @@
-import { failedGrantError, tokenEndpointFailure } from './refresh-grant';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { failedGrantError, postRefreshGrant, tokenEndpointFailure } from './refresh-grant';
+
+describe(postRefreshGrant.name, () => {
+  let server: http.Server;
+  let tokenUrl: string;
+  /** What the loopback token endpoint answers next. */
+  let answer: { status: number; body: string };
+
+  beforeAll(async () => {
+    server = http.createServer((request, response) => {
+      request.resume();
+      request.on('end', () =>
+        response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    tokenUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const grant = (status: number, body: unknown) => {
+    answer = { status, body: typeof body === 'string' ? body : JSON.stringify(body) };
+    return postRefreshGrant(tokenUrl, { grant_type: 'refresh_token', refresh_token: 'rt' }, 30_000);
+  };
+
+  it('renews on HTTP 200 with an access token, and takes a positive expires_in', async () => {
+    expect(await grant(200, { access_token: 'at-new', expires_in: 3600 })).toEqual({
+      ok: true,
+      accessToken: 'at-new',
+      body: { access_token: 'at-new', expires_in: 3600 },
+      expiresInSeconds: 3600,
+    });
+  });
+
+  it('leaves the expiry unknown for an expires_in of 0, which would make every request refresh again', async () => {
+    expect(await grant(200, { access_token: 'at-new', expires_in: 0 })).toMatchObject({
+      ok: true,
+      expiresInSeconds: undefined,
+    });
+  });
+
+  // A proxy's 201/203, or an error page that carries a token anyway: only a 200 is a renewal.
+  it.each([201, 203, 500])('is no renewal when HTTP %i carries an access token', async (status) => {
+    expect(await grant(status, { access_token: 'at-new', error: 'server_error' })).toEqual({
+      ok: false,
+      status,
+      errorCode: 'server_error',
+    });
+  });
+
+  it('reads no more than 1 MiB of an answer: a larger one is no renewal', async () => {
+    const body = JSON.stringify({ access_token: 'at-new', padding: 'x'.repeat(1024 * 1024) });
+    expect(await grant(200, body)).toEqual({ ok: false, status: 200, errorCode: undefined });
+  });
+});
 
 describe(tokenEndpointFailure.name, () => {
   it('is a retryable upstream error when the endpoint cannot be reached: never a login problem', () => {

@@ -31,6 +31,8 @@ export interface AuthFileOptions {
   accountId?: string | null;
   /** Put this account id into the id token's `https://api.openai.com/auth` claim. */
   idTokenAccountId?: string;
+  /** The id token's `sub`: the user, which tells members of one team workspace apart. */
+  idTokenSubject?: string;
   /** `tokens.refresh_token`; `null` omits it. Default `rt-initial`. */
   refreshToken?: string | null;
   /** Explicit access token (else a JWT with `exp` and a unique `jti`). */
@@ -61,6 +63,7 @@ export function writeAuthFile(dir: string, options: AuthFileOptions = {}): Writt
   const refreshToken = options.refreshToken === null ? undefined : (options.refreshToken ?? 'rt-initial');
   const idClaims: Record<string, unknown> = { exp };
   if (options.idTokenAccountId) idClaims[AUTH_CLAIM] = { chatgpt_account_id: options.idTokenAccountId };
+  if (options.idTokenSubject) idClaims.sub = options.idTokenSubject;
   const tokens: Record<string, unknown> = { id_token: makeJwt(idClaims), access_token: accessToken };
   if (refreshToken !== undefined) tokens.refresh_token = refreshToken;
   if (accountId !== undefined) tokens.account_id = accountId;

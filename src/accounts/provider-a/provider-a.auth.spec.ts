@@ -134,6 +134,27 @@ describe(ProviderAAuth.name, () => {
     expect(after.tokens.expires_at).toBeGreaterThanOrEqual(now() + 590);
   });
 
+  it('takes the renewed expiry from the JWT `exp` of a token that came without `expires_in`', async () => {
+    // Usable still (more than the 60 s skew left), but inside the 5 min the background refresh renews ahead.
+    const written = writeAuthFile(dir, { exp: now() + 180 });
+    const exp = now() + 3600;
+    fake.enqueueToken({ status: 200, body: { access_token: makeJwt({ exp }), refresh_token: 'rt-next' } });
+    // The background refresh learns when to renew next from the expiry of the token it renewed to.
+    expect(await authFor(written.path).refreshAhead(300_000, logger)).toBe(exp * 1000);
+    expect(fake.tokenRequests()).toHaveLength(1);
+  });
+
+  it("tells two members of one team workspace apart by the id token's user, and keeps a login across its refresh", () => {
+    const file = writeAuthFile(dir, { idTokenSubject: 'user-1', refreshToken: 'rt-1' }).path;
+    const auth = authFor(file);
+    const first = auth.loginFileChanged();
+    writeAuthFile(dir, { idTokenSubject: 'user-1', refreshToken: 'rt-2' });
+    expect(auth.loginFileChanged()).toBe(first);
+    // `codex login` as another member: the same account id, another user.
+    writeAuthFile(dir, { idTokenSubject: 'user-2', refreshToken: 'rt-3' });
+    expect(auth.loginFileChanged()).not.toBe(first);
+  });
+
   it('fails with auth and calls nothing when the token expired and there is no refresh token', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: null });
     const failure = await authFor(written.path)
@@ -184,6 +205,11 @@ describe(ProviderAAuth.name, () => {
       { status: 503, body: { error: 'temporarily_unavailable', error_description: 'DESCRIPTION-SECRET' } },
     ],
     ['a rate limit', { status: 429, body: { error: { code: 'rate_limit_exceeded' } } }],
+    // Only a refusal of the grant spends a login: a failing endpoint's code is not one.
+    [
+      'a server error naming a reused refresh token',
+      { status: 503, body: { error: { code: 'refresh_token_reused' } } },
+    ],
     ['a 200 without a token', { status: 200, body: { token_type: 'Bearer' } }],
     // The fake writes no body at all: an answer that is not JSON.
     ['an empty 200', { status: 200, body: undefined }],

@@ -162,6 +162,59 @@ describe(ProviderBTokenSource.name, () => {
     expect(logger.records.map((record) => record.event)).not.toContain('provider_b_auth_persist_superseded');
   });
 
+  it('writes a refresh token Google rotated and the new expiry back, so a restarted gateway uses the file as it is', async () => {
+    const file = writeCredsFile(dir, {
+      accessToken: 'access-old',
+      refreshToken: 'rt-old',
+      expiryDateMs: Date.now() - 1000,
+    });
+    fake.enqueue('token', {
+      body: { access_token: 'access-refreshed', refresh_token: 'rt-rotated', expires_in: 3600 },
+    });
+    const now = Date.now();
+    const source = new ProviderBTokenSource({ alias: 'work', loginFile: file }, fake.tokenUrl, () => now);
+    const credential = await source.current(signal, logger);
+    expect(readFile(file)).toMatchObject({
+      access_token: 'access-refreshed',
+      refresh_token: 'rt-rotated',
+      expiry_date: now + 3_600_000,
+    });
+    // The key of the login the file holds now: the same login, so its project is not discovered again.
+    expect(credential.loginKey).toBe(source.loginFileChanged());
+    // A restart reads the file alone: its token is current, so no second refresh.
+    const restarted = await sourceFor(file).current(signal, logger);
+    expect(restarted.accessToken).toBe('access-refreshed');
+    expect(fake.requests('token')).toHaveLength(1);
+  });
+
+  it('says the login will not survive a restart when a refresh token Google rotated could not be written back', async () => {
+    const file = writeCredsFile(dir, { refreshToken: 'refresh-secret', expiryDateMs: Date.now() - 1000 });
+    fake.enqueue('token', {
+      delayMs: 150,
+      body: { access_token: 'access-secret-refreshed', refresh_token: 'refresh-secret-rotated', expires_in: 3600 },
+    });
+    const pending = sourceFor(file).current(signal, logger);
+    await fake.waitForRequests('token', 1);
+    fs.rmSync(file);
+    fs.mkdirSync(file);
+    expect((await pending).accessToken).toBe('access-secret-refreshed');
+    const line = loginLine('provider_b_auth_persist_failed', file, ['refresh-secret', 'access-secret-refreshed']);
+    // The file's refresh token is spent: a restart leaves only a new login.
+    expect(line.fix).toContain('the login works until the gateway restarts, then needs a new login (run `gemini`');
+    expect(line.fix).not.toContain('survives a restart');
+  });
+
+  it('tells the login of a file that holds only an access token from another such login', () => {
+    const first = sourceFor(writeCredsFile(path.join(dir, 'a'), { accessToken: 'access-a', refreshToken: null }));
+    const second = sourceFor(writeCredsFile(path.join(dir, 'b'), { accessToken: 'access-b', refreshToken: null }));
+    const key = first.loginFileChanged();
+    expect(key).toEqual(expect.any(String));
+    expect(second.loginFileChanged()).not.toBe(key);
+    expect(
+      sourceFor(writeCredsFile(path.join(dir, 'c'), { accessToken: null, refreshToken: null })).loginFileChanged(),
+    ).toBeUndefined();
+  });
+
   it('fails a login file the system refuses with its errno and the file fix, not a new login', async () => {
     // A directory where the file should be: EISDIR, the refusal a test running as root meets too.
     const file = path.join(dir, 'oauth_creds.json');
