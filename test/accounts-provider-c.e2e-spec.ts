@@ -195,6 +195,9 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
       fix: expect.stringContaining('`/login`'),
     });
     expect(loginLines()[1].msg).toContain('login refused');
+    // The CLI's version its check found still goes with the line the refusal changed.
+    expect(loginLines()[0].cli_version).toEqual(expect.any(String));
+    expect(loginLines()[1].cli_version).toBe(loginLines()[0].cli_version);
     expect(JSON.stringify(gateway.logs.records())).not.toContain('refresh_refused');
 
     // The family's only login is still asked, and its answer brings it back: once, as the pool's line says.

@@ -8,6 +8,7 @@ import { startGateway, type TestGateway } from './support/create-test-app';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { FakeProviderA } from './support/fake-provider-a';
 import { textReply, writeAuthFile } from './support/provider-a-fixtures';
+import type { FakeClaudeRun } from './support/provider-c-fixtures';
 import { answerRun, FAKE_CLAUDE_PATH, providerCSettings } from './support/provider-c-fixtures';
 import { metricValue } from './support/prometheus-text';
 
@@ -165,6 +166,9 @@ describe('a gateway started with no logins', () => {
       const lines = gateway.logs.records('login_state').filter((record) => record.provider === 'provider_a');
       expect(lines[lines.length - 1]).toMatchObject({ level: 30, state: 'usable' });
     });
+    // `path` says where a missing login was looked for: a login found carries none.
+    const lines = gateway.logs.records('login_state').filter((record) => record.provider === 'provider_a');
+    expect(lines[lines.length - 1]).not.toHaveProperty('path');
     expect(
       await metricValue(gateway, 'gateway_chat_api_login_state', {
         provider: 'provider_a',
@@ -296,11 +300,14 @@ describe("a gateway where provider_c's CLI is missing", () => {
   });
 
   /** provider_c alone, its command a path under `scratch` where nothing is installed yet. */
-  async function start(settings: (scratch: string) => Record<string, string> = () => ({})) {
+  async function start(
+    settings: (scratch: string) => Record<string, string> = () => ({}),
+    runs: readonly FakeClaudeRun[] = [answerRun('installed now')],
+  ) {
     const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'login-report-no-cli-'));
     cleanups.push(() => fs.rmSync(scratch, { recursive: true, force: true }));
     const started = await startGateway({
-      ...providerCSettings(scratch, [answerRun('installed now')]),
+      ...providerCSettings(scratch, runs),
       GATEWAY_PROVIDERS: 'provider_c',
       PROVIDER_C_COMMAND: path.join(scratch, 'bin', 'claude'),
       ...settings(scratch),
@@ -349,5 +356,23 @@ describe("a gateway where provider_c's CLI is missing", () => {
     expect(await accountRows(later)).toEqual([expect.objectContaining({ account: 'ci', state: 'ready' })]);
     const chat = await postChat(later, { model: 'claude-fable-5' });
     expect(chat.status).toBe(200);
+  });
+
+  it('tells the CLI missing over the refusal a request met, once the CLI is gone: the cause its install mends', async () => {
+    const { gateway: refused, scratch } = await start(
+      (dir) => {
+        fs.writeFileSync(path.join(dir, 'ci.token'), 'fake-token\n');
+        fs.mkdirSync(path.join(dir, 'bin'));
+        fs.symlinkSync(FAKE_CLAUDE_PATH, path.join(dir, 'bin', 'claude'));
+        return { PROVIDER_C_ACCOUNTS: `ci=${path.join(dir, 'ci.token')}` };
+      },
+      [{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }],
+    );
+    const states = () => refused.logs.records('login_state').map((line) => line.state);
+    expect((await postChat(refused, { model: 'claude-fable-5' })).status).toBe(403);
+    await eventually(() => expect(states()).toEqual(['usable', 'login_refused']));
+    fs.rmSync(path.join(scratch, 'bin', 'claude'));
+    await eventually(() => expect(states()).toEqual(['usable', 'login_refused', 'cli_missing']));
+    expect(refused.logs.records('login_state')[2]).toMatchObject({ level: 40, fix: install });
   });
 });
