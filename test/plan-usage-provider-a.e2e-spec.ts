@@ -265,6 +265,17 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     );
   });
 
+  it('keeps a plan refused with usage_limit_reached spent until the reset the upstream named (seconds, not milliseconds)', async () => {
+    await start(['work']);
+    const resetsIn = 3 * 86_400;
+    fake().enqueue({ frames: [usageLimitEvent(resetsIn)] });
+    expect((await post('limited')).status).toBe(429);
+    expect(await entry('work')).toMatchObject({ plan_spent: true });
+    // An hour on, the reset is still days ahead: the plan is still spent.
+    advanceAccountClock(gateway!, 3_600_000);
+    expect(await entry('work')).toMatchObject({ plan_spent: true, state: 'cooling' });
+  });
+
   it('moves the next turn to another usable login', async () => {
     await start(['work', 'spare']);
     fake().enqueue(spentAnswer(nowSeconds() + 1800), textReply('on the plan'));

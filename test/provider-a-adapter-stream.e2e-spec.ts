@@ -1,4 +1,5 @@
 import type { FakeScript } from './support/fake-provider-a';
+import { FAKE_RESPONSES_PATH } from './support/fake-provider-a';
 import {
   callContext,
   collectEvents,
@@ -197,10 +198,12 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(fake().requests()).toHaveLength(1);
     });
 
-    it('treats a non-JSON frame as an upstream protocol error', async () => {
+    it('treats a non-JSON frame as an upstream protocol error, even when the turn then completes', async () => {
       const raw = transport === 'ws' ? 'not json' : 'data: not json\n\n';
-      fake().enqueue({ frames: [created(), textDelta('x'), { raw }] });
+      // The completion after the bad frame must not hide it: the turn ends with the error, not finished.
+      fake().enqueue({ frames: [created(), textDelta('x'), { raw }, completed()] });
       const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
+      expect(events.map((event) => event.type)).toEqual(['text-delta', 'error']);
       expect(events.at(-1)).toMatchObject({ type: 'error', error: { code: 'upstream' } });
     });
 
@@ -337,5 +340,22 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       const failure = await rejectionOf(adapter.extract(request, context));
       expect(failure.code).toBe('timeout');
     });
+  });
+
+  describe('over sse only', () => {
+    const adapterFor = async () => (await makeProviderAAdapter(fake(), home(), { transport: 'sse' })).adapter;
+
+    it.each([302, 307])(
+      'does not follow a %i redirect: each one is a refusal with its status, retried, never re-POSTed',
+      async (status) => {
+        // A followed redirect would re-send the turn to the Location (here the same endpoint, which
+        // would then answer the next script); a 3xx is not an SSE stream either.
+        const redirect: FakeScript = { reject: { status, headers: { location: FAKE_RESPONSES_PATH } }, frames: [] };
+        fake().enqueue(redirect, redirect, redirect, textReply('followed'));
+        const failure = await rejectionOf((await adapterFor()).stream(providerAChatRequest(), callContext()));
+        expect(failure).toMatchObject({ code: 'upstream', upstreamStatus: status });
+        expect(fake().requests()).toHaveLength(3);
+      },
+    );
   });
 });

@@ -98,6 +98,8 @@ describe('provider_b through an egress proxy', () => {
       upstream_host: `127.0.0.1:${port}`,
     });
     expect(lines[0].fix).toMatch(/PROVIDER_B_URL.*HTTPS_PROXY/);
+    // A refused connection is a network blip until proven otherwise: retried before the 502.
+    expect(gateway.logs.records('upstream_retry').length).toBeGreaterThan(0);
   });
 
   it('names the proxy, never its credentials, when the proxy cannot be reached', async () => {

@@ -493,6 +493,21 @@ describe(ProviderBAdapter.name, () => {
       expect(second.receivedAt - first.receivedAt).toBeLessThan(15_000);
     });
 
+    it('retries a 2xx stream that ends without a single frame, and succeeds on the next reply', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [] });
+      const events = await collect(await (await adapterWith({ project: 'p' })).stream(chatRequest(), context()));
+      expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(2);
+    });
+
+    it('retries a non-JSON :generateContent answer, and succeeds on the next reply', async () => {
+      // An empty 200 body: what a proxy cutting the answer short leaves.
+      fake.enqueue('generateContent', { status: 200 });
+      const events = await collect(await (await adapterWith({ project: 'p' })).complete(chatRequest(), context()));
+      expect(events).toContainEqual({ type: 'text-delta', text: 'ok' });
+      expect(fake.requests('generateContent')).toHaveLength(2);
+    });
+
     it('retries an error frame that arrives before any output', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: errorFrame(503, 'UNAVAILABLE') }] });
       const events = await collect(await (await adapterWith({ project: 'p' })).stream(chatRequest(), context()));

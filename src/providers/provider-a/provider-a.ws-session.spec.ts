@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
+import { postInstead } from './provider-a.http-fallback';
 import { FrameTooLarge, MAX_MESSAGE_BYTES_HEADER, WsSession } from './provider-a.ws-session';
 import { UpstreamRefusal } from '../shared/upstream-failure';
 
@@ -70,6 +71,45 @@ describe('WsSession and the announced message limit (docs/providers.md "WebSocke
     const session = await connect();
     expect(session.maxMessageBytes).toBeUndefined();
     session.close();
+  });
+
+  describe('postInstead (the HTTP + SSE fallback)', () => {
+    const fallbackInput = (request: jest.Mock) => ({
+      url,
+      headers: {},
+      body: { model: 'm' },
+      signal: new AbortController().signal,
+      overHttp: { request },
+    });
+
+    it('closes the socket that refused the frame and sends the request over HTTP instead', async () => {
+      announce = '100';
+      const session = await connect();
+      const request = jest.fn(() => ({ headers: {}, body: { model: 'm' } }));
+      const tooLarge = new FrameTooLarge(101, 100);
+      // The limit server is WebSocket only: the POST it gets is refused (426), which shows it went out.
+      const failure = await postInstead(session, fallbackInput(request), tooLarge).catch((error: unknown) => error);
+      const openAfter = session.open;
+      session.close();
+      expect(request).toHaveBeenCalledTimes(1);
+      expect(failure).toBeInstanceOf(UpstreamRefusal);
+      expect(failure).toMatchObject({ status: 426 });
+      expect(openAfter).toBe(false);
+    });
+
+    it('throws any other send failure on: no HTTP request, the socket left to its owner', async () => {
+      announce = '100';
+      const session = await connect();
+      const request = jest.fn(() => ({ headers: {}, body: { model: 'm' } }));
+      const other = new Error('a provider_a WebSocket session carries one turn at a time');
+      await expect(Promise.resolve().then(() => postInstead(session, fallbackInput(request), other))).rejects.toBe(
+        other,
+      );
+      const openAfter = session.open;
+      session.close();
+      expect(request).not.toHaveBeenCalled();
+      expect(openAfter).toBe(true);
+    });
   });
 });
 
