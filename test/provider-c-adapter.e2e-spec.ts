@@ -24,6 +24,7 @@ import {
   textDelta,
   waitFor,
 } from './support/provider-c-fixtures';
+import { claudeCapturePath } from './support/oracle-pins';
 import { trackSourceTimers } from './support/pending-timers';
 import type { AdapterModule } from './support/adapter-module';
 import { adapterModule } from './support/adapter-module';
@@ -319,6 +320,43 @@ describe('ProviderCAdapter with the fake claude', () => {
       ]);
     });
 
+    it("returns a custom tool's fenced call as a custom call carrying the raw input", async () => {
+      const h = await harness([
+        {
+          stdout: [
+            { line: initLine() },
+            { line: textDelta(fenceText('apply_patch', '*** Begin Patch\n*** End Patch')) },
+            { line: resultLine() },
+          ],
+        },
+      ]);
+      const events = await runTurn(h, request({ tools: [{ type: 'custom', custom: { name: 'apply_patch' } }] }));
+      expect(events.filter((event) => event.type === 'tool-call')).toEqual([
+        {
+          type: 'tool-call',
+          call: {
+            id: expect.any(String),
+            name: 'apply_patch',
+            kind: 'custom',
+            input: '*** Begin Patch\n*** End Patch',
+          },
+        },
+      ]);
+    });
+
+    it('docs/upstream/provider-c.md §6.1 a non-streamed request takes the answer the CLI restarted after a broken API stream whole', async () => {
+      // The real CLI's lines: half an answer streamed, given up, then a new whole answer.
+      const captured = fs
+        .readFileSync(claudeCapturePath('abandoned-text.jsonl'), 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => ({ line: JSON.parse(line) as Record<string, unknown> }));
+      const h = await harness([{ stdout: captured }]);
+      const events = await collect(await h.adapter.complete(request(), call().context));
+      expect(text(events)).toBe('Full new answer');
+      expect(events.filter((event) => event.type === 'error')).toEqual([]);
+    });
+
     it('docs/upstream/provider-c.md §11.24 exit 1 with a login message before output → auth (403) without the stderr text', async () => {
       const h = await harness([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
       const error = (await h.adapter
@@ -431,8 +469,13 @@ describe('ProviderCAdapter with the fake claude', () => {
     it('docs/upstream/provider-c.md §11.27 PROVIDER_C_TIMEOUT ends a hanging run with a timeout error and kills the child', async () => {
       const h = await harness([hangingRun()], { PROVIDER_C_TIMEOUT: '1s' });
       const started = Date.now();
-      const events = await runTurn(h);
+      const c = call();
+      const events = await runTurn(h, request(), c);
       expect(events[events.length - 1]).toMatchObject({ type: 'error', error: { code: 'timeout' } });
+      // The operator's log says the deadline stopped the child, not the client.
+      expect(c.logs).toContainEqual(
+        expect.objectContaining({ event: 'provider_c_process_exit', terminated_by: 'timeout' }),
+      );
       // The 1 s turn timeout, not the 10-minute idle and turn defaults.
       expect(Date.now() - started).toBeLessThan(60_000);
       const [run] = readRuns(h.dir);
@@ -462,8 +505,14 @@ describe('ProviderCAdapter with the fake claude', () => {
         hang: true,
       };
       const h = await harness([lingering, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1' });
-      expect(text(await runTurn(h))).toBe('done');
+      const c = call();
+      expect(text(await runTurn(h, request(), c))).toBe('done');
       expect(text(await runTurn(h))).toBe('next');
+      // The second turn got the one slot only once the first child was reaped, so its exit is logged:
+      // the operator's log says the turn's end stopped it.
+      expect(c.logs).toContainEqual(
+        expect.objectContaining({ event: 'provider_c_process_exit', terminated_by: 'turn_end' }),
+      );
       const [first, second] = readRuns(h.dir);
       // The lingering child never exits on its own: only the end of its turn can have stopped it.
       expect(first.signal).toBe('SIGTERM');
@@ -515,6 +564,24 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)).toHaveLength(1);
       expect(h.metrics.queueWaited).toHaveBeenCalledWith('provider_c_processes', 'timeout', expect.any(Number));
       c.abort.abort(new Error('done'));
+    });
+
+    it('a turn waiting for a process slot ends with timeout when its own deadline (structured deadline_ms) passes first', async () => {
+      // The queue's own bound is far beyond the deadline: only the deadline can end the wait first.
+      const h = await harness([hangingRun()], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '20s' });
+      const c = call();
+      await h.adapter.stream(request(), c.context);
+      try {
+        const waiting = call();
+        const error = (await h.adapter
+          .stream(request(), { ...waiting.context, deadlineAt: Date.now() + 200 })
+          .catch((thrown: unknown) => thrown)) as GatewayError;
+        expect(error).toBeInstanceOf(GatewayError);
+        expect(error.code).toBe('timeout');
+        expect(readRuns(h.dir)).toHaveLength(1);
+      } finally {
+        c.abort.abort(new Error('done'));
+      }
     });
 
     it('docs/upstream/provider-c.md §11.29 a missing executable → warning at startup, 502 provider_cli_missing before any output, slot released', async () => {

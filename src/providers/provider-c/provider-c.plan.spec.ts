@@ -135,6 +135,11 @@ describe(planReportOf.name, () => {
     expect(
       planReportOf({ status: 'rejected', rateLimitType: 'five_hour', utilization: 0.4, dailyCapPaused: true }),
     ).toEqual({ windows: [{ name: 'five_hour', windowSeconds: 18_000, usedRatio: 0.4 }], source: 'turn' });
+    // Without a share printed, the window beside the pause has no known use: the pause is no spent window.
+    expect(planReportOf({ status: 'rejected', rateLimitType: 'seven_day', dailyCapPaused: true })).toEqual({
+      windows: [{ name: 'seven_day', windowSeconds: 604_800 }],
+      source: 'turn',
+    });
   });
 
   it("the plan's own limit (`usage_limit_reached`) reports its bare `rejected` as the plan spent, once the run's error result says so", () => {
@@ -218,7 +223,23 @@ describe(planReportOf.name, () => {
       paid: { kind: 'extra_usage', available: false, inUse: false },
       source: 'turn',
     });
+    // `allowed_warning` still serves the spent plan from extra usage, as `allowed` does.
+    expect(planReportOf({ overageStatus: 'allowed_warning' })).toEqual({
+      windows: [],
+      paid: { kind: 'extra_usage', available: true, inUse: false },
+      source: 'turn',
+    });
+    // A reason alone says extra usage is off.
+    expect(planReportOf({ overageDisabledReason: 'org_level_disabled' })).toEqual({
+      windows: [],
+      paid: { kind: 'extra_usage', available: false, inUse: false, disabledReason: 'org_level_disabled' },
+      source: 'turn',
+    });
     expect(planReportOf({})).toBeUndefined();
+    expect(planReportOf({ rateLimitType: 'seven_day_overage_included', utilization: 0.25 })).toEqual({
+      windows: [{ name: 'seven_day_overage_included', windowSeconds: 604_800, usedRatio: 0.25 }],
+      source: 'turn',
+    });
     expect(planReportOf({ rateLimitType: 'seven_day_opus', utilization: 0.9, resetsAt: 0 })).toEqual({
       windows: [{ name: 'seven_day_opus', windowSeconds: 604_800, usedRatio: 0.9, model: 'opus' }],
       source: 'turn',

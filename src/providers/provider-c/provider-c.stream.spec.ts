@@ -4,6 +4,7 @@ import { GatewayError } from '../../core/gateway.error';
 import { CLAUDE_CODE_PIN, claudeCapturePath } from '../../../test/support/oracle-pins';
 import type { FrameStep } from '../shared/turn-runner';
 import { classifyRunFailure, RunFailed } from './provider-c.errors';
+import { AnswerRestarts } from './provider-c.restarts';
 import type { CliRun, ProviderCStreamState, StreamStateOptions } from './provider-c.stream';
 import {
   createStreamState,
@@ -1274,5 +1275,33 @@ describe(toUsageEvent.name, () => {
       cachedPromptTokens: 2,
     });
     expect(toUsageEvent({})).toEqual({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
+  });
+});
+
+describe(AnswerRestarts.name, () => {
+  it('a restarted answer that diverged gives none of its tool calls, mid-message or at its end', () => {
+    const restarts = new AnswerRestarts(false);
+    restarts.messageStarted();
+    const mark = restarts.mark();
+    expect(restarts.text('content', 'Hello')).toEqual([{ type: 'text-delta', text: 'Hello' }]);
+    restarts.rewind(mark, ['content']);
+    expect(restarts.text('content', 'Goodbye')).toEqual([]);
+    expect(restarts.diverged).toBe(true);
+    expect(restarts.call({ name: 'lookup', kind: 'function', arguments: '{}' })).toEqual([]);
+    expect(restarts.messageEnded(false)).toEqual([]);
+    expect(restarts.release()).toEqual([]);
+    expect(restarts.restartFailure()).toBeInstanceOf(GatewayError);
+  });
+
+  it('an answer asked again that leaves what was sent partway into a piece: the repeated part and the rest go out whole', () => {
+    const restarts = new AnswerRestarts(false);
+    restarts.messageStarted();
+    const mark = restarts.mark();
+    expect(restarts.text('reasoning', 'Let me think')).toEqual([{ type: 'reasoning-delta', text: 'Let me think' }]);
+    restarts.retry(mark);
+    // A repeat of the start of the piece sent is held: it may be only a repeat.
+    expect(restarts.text('reasoning', 'Let me')).toEqual([]);
+    expect(restarts.text('reasoning', ' try')).toEqual([{ type: 'reasoning-delta', text: 'Let me try' }]);
+    expect(restarts.restartFailure()).toBeUndefined();
   });
 });

@@ -16,7 +16,7 @@ const PAID_REPORT: PlanReport = {
   paid: { kind: 'extra_usage', available: true, inUse: true },
 };
 
-/** A login whose background refresh is in flight until `refreshed()`; `started` counts its children. */
+/** A login whose background refresh is in flight until `refreshed()`; `started` and `ended` count its children. */
 function login(alias: string, refreshing: boolean) {
   let refreshed!: () => void;
   let refresh: Promise<void> | undefined = refreshing
@@ -24,20 +24,21 @@ function login(alias: string, refreshing: boolean) {
     : undefined;
   const account = {
     started: 0,
-    childEnv: () => ({ GATEWAY_TEST_LOGIN: alias }),
+    ended: 0,
+    childEnv: () => ({ GATEWAY_TEST_LOGIN: alias, CLAUDE_CONFIG_DIR: `/logins/${alias}` }),
     loginFileChanged: () => undefined,
     refreshInFlight: () => refresh,
     childStarting: () => {
       account.started++;
-      return () => undefined;
+      return () => void account.ended++;
     },
     refreshAhead: () => Promise.resolve(undefined),
     oauthToken: () => Promise.resolve('token'),
-  } satisfies ProviderCAccount & { started: number };
+  } satisfies ProviderCAccount & { started: number; ended: number };
   return { account, refreshed: () => refreshed() };
 }
 
-function setup(aliases: readonly string[]) {
+function setup(aliases: readonly string[], baseEnv: Record<string, string> = {}) {
   const logins = new Map(aliases.map((alias, index) => [alias, login(alias, index === 0)]));
   const logger = recordingLogger();
   const pool = new AccountPool<ProviderCAccount>(
@@ -48,7 +49,7 @@ function setup(aliases: readonly string[]) {
   );
   const run: ClaudeRun = {
     command: 'claude',
-    baseEnv: {},
+    baseEnv,
     request: {
       model: { upstreamModel: 'claude-fable-5' } as never,
       messages: [{ role: 'user', content: 'hi' }] as never,
@@ -68,10 +69,14 @@ function setup(aliases: readonly string[]) {
 describe('ProviderCUpstream: a turn that waited for its login to be refreshed', () => {
   /** The logins a child was started for; a start ends the turn (no process in a unit spec). */
   let spawnedFor: string[];
+  /** The environment of every child started. */
+  let spawnedEnv: Record<string, string>[];
   beforeEach(() => {
     spawnedFor = [];
+    spawnedEnv = [];
     jest.spyOn(ClaudeChild, 'start').mockImplementation((options) => {
       spawnedFor.push(options.env.GATEWAY_TEST_LOGIN);
+      spawnedEnv.push({ ...options.env });
       return Promise.reject(new GatewayError('bad_request', { detail: 'no process in a unit spec' }));
     });
   });
@@ -104,5 +109,25 @@ describe('ProviderCUpstream: a turn that waited for its login to be refreshed', 
     logins.get('one')!.refreshed();
     await expect(running).rejects.toMatchObject({ code: 'bad_request' });
     expect(spawnedFor).toEqual(['one']);
+  });
+
+  it('a spawn refused outright counts no child on the login: it does not look busy for later turns', async () => {
+    const { logins, turn } = setup(['one', 'two']);
+    const running = turn();
+    logins.get('one')!.refreshed();
+    await expect(running).rejects.toMatchObject({ code: 'bad_request' });
+    const { account } = logins.get('one')!;
+    expect(account.started).toBe(1);
+    expect(account.ended).toBe(1);
+  });
+
+  it("runs the child on the login's own config dir even when the gateway's environment names another", async () => {
+    const { logins, turn } = setup(['one', 'two'], { CLAUDE_CONFIG_DIR: '/gateway/config', PATH: '/usr/bin' });
+    const running = turn();
+    logins.get('one')!.refreshed();
+    await expect(running).rejects.toMatchObject({ code: 'bad_request' });
+    expect(spawnedEnv).toEqual([
+      expect.objectContaining({ CLAUDE_CONFIG_DIR: '/logins/one', GATEWAY_TEST_LOGIN: 'one', PATH: '/usr/bin' }),
+    ]);
   });
 });
