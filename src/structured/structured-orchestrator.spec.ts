@@ -60,6 +60,23 @@ class FakeExtractor implements ProviderAdapter {
   }
 }
 
+/** A provider_a whose extraction never answers until its signal ends it; `called` resolves to that signal once asked. */
+function hangingExtractor() {
+  let upstreamSignal: AbortSignal | undefined;
+  const adapter = new FakeExtractor(
+    (context) =>
+      new Promise<string>((_resolve, reject) => {
+        upstreamSignal = context.signal;
+        context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true });
+      }),
+  );
+  const called = async (): Promise<AbortSignal> => {
+    while (!upstreamSignal) await new Promise((resolve) => setImmediate(resolve));
+    return upstreamSignal;
+  };
+  return { adapter, called };
+}
+
 /** `onMetric` sees each instrument call as it is made: a test can act at that exact point of a run. */
 function setup(adapter: FakeExtractor, onMetric: (name: string) => void = () => undefined) {
   const config = loadConfig({
@@ -231,18 +248,11 @@ describe(StructuredOrchestrator.name, () => {
   });
 
   it('answers nothing to a client that left, records it as canceled, and aborts its upstream call', async () => {
-    let upstreamSignal: AbortSignal | undefined;
-    const adapter = new FakeExtractor(
-      (context) =>
-        new Promise<string>((_resolve, reject) => {
-          upstreamSignal = context.signal;
-          context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true });
-        }),
-    );
-    const { orchestrator, command, audit } = setup(adapter);
+    const upstream = hangingExtractor();
+    const { orchestrator, command, audit } = setup(upstream.adapter);
     const client = new AbortController();
     const pending = orchestrator.run(command(body(), { signal: client.signal }));
-    while (!upstreamSignal) await new Promise((resolve) => setImmediate(resolve));
+    const upstreamSignal = await upstream.called();
     client.abort(new Error('client disconnected'));
     expect(await pending).toEqual({ kind: 'canceled' });
     expect(upstreamSignal.aborted).toBe(true);
@@ -261,18 +271,11 @@ describe(StructuredOrchestrator.name, () => {
   });
 
   it('ends the upstream call of a keyed request with the drain as its reason when the drain deadline ends it', async () => {
-    let upstreamSignal: AbortSignal | undefined;
-    const adapter = new FakeExtractor(
-      (context) =>
-        new Promise<string>((_resolve, reject) => {
-          upstreamSignal = context.signal;
-          context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true });
-        }),
-    );
-    const { orchestrator, command, audit } = setup(adapter);
+    const upstream = hangingExtractor();
+    const { orchestrator, command, audit } = setup(upstream.adapter);
     const client = new AbortController();
     const pending = orchestrator.run(command(body({ idempotency_key: 'k-drain' }), { signal: client.signal }));
-    while (!upstreamSignal) await new Promise((resolve) => setImmediate(resolve));
+    const upstreamSignal = await upstream.called();
     const draining = new GatewayError('draining');
     client.abort(draining);
     expect(await pending).toMatchObject({ kind: 'failure', error: { code: 'draining' } });

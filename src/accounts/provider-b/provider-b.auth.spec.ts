@@ -127,16 +127,29 @@ describe(ProviderBTokenSource.name, () => {
     expect(line).toMatchObject({ reason: 'unreachable', fix: expect.stringContaining('PROVIDER_B_TOKEN_URL') });
   });
 
-  it('says which login file could not take the refreshed token, what that costs and the fix', async () => {
+  /**
+   * The persist-failed line of a refresh answered with `answer` whose write-back fails: a directory
+   * where the file was, as on a read-only mount (as root too).
+   */
+  async function failedWriteBackLine(answer: Record<string, unknown>) {
     const file = writeCredsFile(dir, { refreshToken: 'refresh-secret', expiryDateMs: Date.now() - 1000 });
-    fake.enqueue('token', { delayMs: 150, body: { access_token: 'access-secret-refreshed', expires_in: 3600 } });
+    fake.enqueue('token', {
+      delayMs: 150,
+      body: { access_token: 'access-secret-refreshed', expires_in: 3600, ...answer },
+    });
     const pending = sourceFor(file).current(signal, logger);
     await fake.waitForRequests('token', 1);
-    // A directory where the file was: the write-back fails as it would on a read-only mount, as root too.
     fs.rmSync(file);
     fs.mkdirSync(file);
     expect((await pending).accessToken).toBe('access-secret-refreshed');
-    const line = loginLine('provider_b_auth_persist_failed', file, ['refresh-secret', 'access-secret-refreshed']);
+    return {
+      file,
+      line: loginLine('provider_b_auth_persist_failed', file, ['refresh-secret', 'access-secret-refreshed']),
+    };
+  }
+
+  it('says which login file could not take the refreshed token, what that costs and the fix', async () => {
+    const { file, line } = await failedWriteBackLine({});
     expect(line.code).toBe('EISDIR');
     expect(line.fix).toContain(`the refreshed token could not be written to ${file} (EISDIR)`);
     // Google kept the refresh token: the one in the file still works after a restart.
@@ -188,17 +201,7 @@ describe(ProviderBTokenSource.name, () => {
   });
 
   it('says the login will not survive a restart when a refresh token Google rotated could not be written back', async () => {
-    const file = writeCredsFile(dir, { refreshToken: 'refresh-secret', expiryDateMs: Date.now() - 1000 });
-    fake.enqueue('token', {
-      delayMs: 150,
-      body: { access_token: 'access-secret-refreshed', refresh_token: 'refresh-secret-rotated', expires_in: 3600 },
-    });
-    const pending = sourceFor(file).current(signal, logger);
-    await fake.waitForRequests('token', 1);
-    fs.rmSync(file);
-    fs.mkdirSync(file);
-    expect((await pending).accessToken).toBe('access-secret-refreshed');
-    const line = loginLine('provider_b_auth_persist_failed', file, ['refresh-secret', 'access-secret-refreshed']);
+    const { line } = await failedWriteBackLine({ refresh_token: 'refresh-secret-rotated' });
     // The file's refresh token is spent: a restart leaves only a new login.
     expect(line.fix).toContain('the login works until the gateway restarts, then needs a new login (run `gemini`');
     expect(line.fix).not.toContain('survives a restart');
