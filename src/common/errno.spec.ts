@@ -12,12 +12,19 @@ describe(errnoOf.name, () => {
     expect(errnoOf(Object.assign(new Error('at /secret/path'), { code }))).toBe(code);
   });
 
-  it.each([undefined, null, 'EACCES', {}, { code: 42 }, { code: 'ERR_INVALID_ARG_TYPE x' }, { code: 'eacces' }])(
-    'finds no code in %p',
-    (error) => {
-      expect(errnoOf(error)).toBeUndefined();
-    },
-  );
+  it.each([
+    undefined,
+    null,
+    'EACCES',
+    {},
+    { code: 42 },
+    { code: 'ERR_INVALID_ARG_TYPE x' },
+    { code: 'eacces' },
+    { code: 'Invalid' },
+    { code: 'EAcces' },
+  ])('finds no code in %p', (error) => {
+    expect(errnoOf(error)).toBeUndefined();
+  });
 });
 
 describe(errnoAlong.name, () => {

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { deadline, linkedAbort, sleep, untilAborted } from './abortable';
 
 describe(linkedAbort.name, () => {
@@ -36,6 +37,15 @@ describe(linkedAbort.name, () => {
     parent.abort('late');
     expect(link.signal.aborted).toBe(false);
   });
+
+  it('leaves no listener on its parents once its owner aborted it', () => {
+    const parent = new AbortController();
+    const link = linkedAbort([parent.signal]);
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(1);
+    link.abort('turn over');
+    // A request's signal outlives each of its turns: a listener per turn would pile up on it.
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(0);
+  });
 });
 
 describe('deadline', () => {
@@ -71,6 +81,15 @@ describe('deadline', () => {
     expect(far.signal.aborted).toBe(false);
     expect(deadline(Infinity, () => new Error('late')).signal.aborted).toBe(false);
   });
+
+  it('does not keep the process alive by itself while it waits', () => {
+    const activeTimers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    const before = activeTimers();
+    const pending = deadline(Date.now() + 60_000, () => new Error('late'));
+    // Node lists only the timers that hold the event loop open.
+    expect(activeTimers()).toBe(before);
+    pending.clear();
+  });
 });
 
 describe('sleep', () => {
@@ -102,6 +121,8 @@ describe('untilAborted', () => {
     const controller = new AbortController();
     await expect(untilAborted(Promise.resolve('done'), controller.signal)).resolves.toBe('done');
     await expect(untilAborted(Promise.reject(new Error('failed')), controller.signal)).rejects.toThrow('failed');
+    // Many waiters share one request signal: each must take its listener with it.
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     controller.abort(new Error('late'));
   });
 

@@ -53,6 +53,7 @@ describe(UpstreamProxy.name, () => {
     ['chatgpt.com:8443', 'wss://chatgpt.com/a', 'http://secure-proxy:3128'],
     ['chatgpt.com:443', 'wss://chatgpt.com/a', undefined],
     ['*', 'wss://chatgpt.com/a', undefined],
+    [' * ', 'wss://chatgpt.com/a', undefined],
     ['', 'wss://chatgpt.com/a', 'http://secure-proxy:3128'],
   ])('NO_PROXY %j for %s → %s', (noProxy, target, expected) => {
     expect(new UpstreamProxy({ ...proxies, noProxy }).proxyFor(target)).toBe(expected);

@@ -63,6 +63,23 @@ describe(DrainService.name, () => {
     }
   });
 
+  it('leaves no timer behind once the last request ends, so a drained process exits at once', async () => {
+    jest.useFakeTimers();
+    try {
+      const drain = new DrainService();
+      const response = new EventEmitter();
+      drain.track(response);
+      const idle = drain.waitForIdle(30_000);
+      expect(jest.getTimerCount()).toBe(1);
+      response.emit('close');
+      await expect(idle).resolves.toBe(true);
+      // A drain timer still armed would hold the event loop open until GATEWAY_DRAIN_TIMEOUT.
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('waits for the last request without a bound when the timeout is longer than a timer can hold', async () => {
     const drain = new DrainService();
     const response = new EventEmitter();

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /**
@@ -32,5 +34,37 @@ describe('logDestination', () => {
     ['pretty', false, true],
   ])('LOG_FORMAT=%s, stdout a terminal: %s, loads pino-pretty: %s', (format, terminal, loaded) => {
     expect(loadsPinoPretty(format, terminal)).toBe(loaded);
+  });
+});
+
+describe('readable lines', () => {
+  it('reach the terminal before what the process writes to stderr next, as a failed start does', () => {
+    // stdout and stderr on one file, as on a terminal: the order the process wrote them in is kept.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'log-destination-'));
+    const file = path.join(dir, 'terminal');
+    const terminal = fs.openSync(file, 'w');
+    try {
+      const script = `
+        const { logDestination } = require('./src/common/logging/log-destination');
+        const stdout = logDestination('pretty', true);
+        for (const msg of ['first line', 'last line'])
+          stdout.write(JSON.stringify({ level: 50, time: 0, msg }) + '\\n');
+        process.stderr.write('gateway: cannot start\\n');
+      `;
+      const result = spawnSync(process.execPath, ['-r', './scripts/register-ts.cjs', '-e', script], {
+        cwd: ROOT,
+        stdio: ['ignore', terminal, terminal],
+      });
+      expect(result.status).toBe(0);
+      const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+      expect(lines.map((line) => line.replace(/^\[[^\]]*\] /, ''))).toEqual([
+        'ERROR: first line',
+        'ERROR: last line',
+        'gateway: cannot start',
+      ]);
+    } finally {
+      fs.closeSync(terminal);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

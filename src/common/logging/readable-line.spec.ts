@@ -106,6 +106,23 @@ describe('readable lines (LOG_FORMAT=pretty)', () => {
     expect(count(shown, '\n')).toBe(1);
   });
 
+  it('keeps a one-character field even when the message holds that letter as a word', () => {
+    expect(line({ account: 'a', msg: 'switched to a new login' })).toMatch(
+      /INFO: switched to a new login {2}account=a\n$/,
+    );
+  });
+
+  it('leaves a list of records beside a sentence to the JSON lines', () => {
+    const shown = line({ models: [{ id: 'gpt-5.6-sol' }], count: 1, msg: 'model catalog loaded' });
+    expect(shown).toMatch(/INFO: model catalog loaded {2}count=1\n$/);
+  });
+
+  it("does not repeat Nest's context among the fields", () => {
+    expect(line({ context: 'NestApplication', msg: 'Nest application successfully started' })).toMatch(
+      /INFO: Nest application successfully started\n$/,
+    );
+  });
+
   it('shows the name of an event it has no words for, once', () => {
     expect(line({ event: 'made_up_event', n: 1, msg: 'made_up_event' })).toMatch(/INFO: made_up_event {2}n=1\n$/);
   });

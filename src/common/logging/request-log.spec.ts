@@ -57,6 +57,14 @@ describe(startRequestLog.name, () => {
     }
   });
 
+  it('adopts an x-request-id padded with whitespace, without the padding, so client and gateway logs join on it', () => {
+    const { root } = capture();
+    const { request, response } = exchange('/v1/models', { 'x-request-id': '  abc-123\t' });
+    startRequestLog(root)(request, response);
+    expect(request.id).toBe('abc-123');
+    expect(response.headers['x-request-id']).toBe('abc-123');
+  });
+
   it.each(['evil id', 'a'.repeat(129), '', 'ü', 'x/y'])(
     'replaces the unusable x-request-id %j by its own UUID',
     (id) => {
@@ -174,6 +182,33 @@ describe(startRequestLog.name, () => {
       { id: request.id, method: 'POST', path: '/v1/chat/completions' },
     ]);
   });
+
+  it('redacts a key pasted into the path of a request refused with 400', async () => {
+    const { root, records } = capture();
+    const { request, response } = exchange('/v1/models/sk-proj-AbC123dEf456GhI789jKl');
+    startRequestLog(root)(request, response);
+    response.statusCode = 400;
+    response.writableEnded = true;
+    response.emit('finish');
+    await flush();
+    expect(records.map((record) => (record.req as { path: string }).path)).toEqual(['/v1/models/[redacted]']);
+  });
+
+  it('writes no second error line for a 5xx the route already logged at error level', async () => {
+    const { root, records } = capture();
+    const { request, response } = exchange('/v1/chat/completions');
+    startRequestLog(root)(request, response);
+    requestLoggerOf(request, root).error({ event: 'upstream_failed' }, 'upstream failed');
+    response.statusCode = 502;
+    response.writableEnded = true;
+    response.emit('finish');
+    await flush();
+    // One line says the failure; the access line records the exchange at info.
+    expect(records.map((record) => [record.level, record.msg])).toEqual([
+      [50, 'upstream failed'],
+      [30, 'request completed'],
+    ]);
+  });
 });
 
 describe(requestLoggerOf.name, () => {
@@ -241,6 +276,18 @@ describe(loggedModelId.name, () => {
   it('redacts a key at the start of an id longer than a line keeps, and one in a value that is not a string', () => {
     expect(loggedModelId(`${JWT}${'x'.repeat(10_000)}`, false)).toBe('[redacted]');
     expect(loggedModelId([KEY], false)).toBe('[redacted]');
+  });
+
+  it('redacts an unbroken token from 40 characters on, the shortest a long opaque token is', () => {
+    expect(loggedModelId('A'.repeat(40), false)).toBe('[redacted]');
+    expect(loggedModelId('A'.repeat(39), false)).toBe('A'.repeat(39));
+  });
+
+  it('redacts a key whole when it starts near the end of what a line keeps', () => {
+    // 120 characters of harmless text, then a key: the line keeps 128 code points.
+    const logged = loggedModelId(`${'a.'.repeat(60)}${KEY}`, false);
+    expect(logged).toBe(`${'a.'.repeat(60)}[redacte`);
+    expect(logged).not.toContain('sk-');
   });
 
   it('keeps an ordinary unknown id, with the identifier rule applied', () => {
@@ -349,6 +396,11 @@ describe(sanitizeUpstreamMessage.name, () => {
     ],
     ['see (https://cdn.example.com/a.png#key=s3cr3t)', 'see (https://cdn.example.com/a.png?[redacted])'],
     ['could not fetch s3://bucket/a.png?X-Amz-Signature=abc123', 'could not fetch s3://bucket/a.png?[redacted]'],
+    // An empty query: the placeholder stands for it, with no stray '?' after it.
+    [
+      'could not fetch https://cdn.example.com/a.png? now',
+      'could not fetch https://cdn.example.com/a.png?[redacted] now',
+    ],
     [
       'no query: https://cdn.example.com/a.png. Why? Unknown.',
       'no query: https://cdn.example.com/a.png. Why? Unknown.',
