@@ -206,6 +206,12 @@ describe('bad input', () => {
         400,
         'invalid_request',
       ],
+      [
+        "a chunk extension longer than Node's limit",
+        `${chatHead('Transfer-Encoding: chunked\r\n')}\r\n2;x=${'e'.repeat(20_000)}\r\n{}\r\n0\r\n\r\n`,
+        413,
+        'request_too_large',
+      ],
     ])('3: %s gets a JSON body in the chat shape and Connection: close', async (_name, request, status, code) => {
       const answer = await sendRawBytes(port(), Buffer.from(request, 'latin1'));
       expect(answer.status).toBe(status);
