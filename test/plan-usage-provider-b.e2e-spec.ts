@@ -77,6 +77,32 @@ describe('provider_b plan usage (retrieveUserQuota)', () => {
     expect(sampleValue(await scrapeMetrics(gateway, AUTH), 'gateway_chat_api_account_quota_used_ratio', flash)).toBe(0);
   });
 
+  it('a quota read the upstream refuses logs plan_usage_read_failed with its status and the login fix, no plan', async () => {
+    fake().enqueue('retrieveUserQuota', {
+      status: 401,
+      body: {
+        error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' },
+      },
+    });
+    gateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_b',
+      GATEWAY_BEARER_SECRET: SECRET,
+      ACCOUNT_USAGE_REFRESH_INTERVAL: '5m',
+      ...providerBSettings(fake(), home(), { project: 'plan-project' }),
+    });
+    await eventually(async () => gateway!.logs.records('plan_usage_read_failed').length > 0);
+    expect(gateway.logs.records('plan_usage_read_failed')).toEqual([
+      expect.objectContaining({
+        provider: 'provider_b',
+        account: 'default',
+        reason: 'status 401',
+        fix: expect.stringContaining('Login with Google'),
+      }),
+    ]);
+    const response = await fetch(`${gateway.url}/v1/accounts`, { headers: AUTH });
+    expect(((await response.json()) as Json).data[0].source).toBeNull();
+  });
+
   it('prints each bucket in the setup check', async () => {
     fake().enqueue('retrieveUserQuota', { body: quotaBody() });
     const run = await runGateway(

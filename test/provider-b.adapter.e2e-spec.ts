@@ -144,6 +144,24 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('onboarded-1');
     });
 
+    it('gives up onboarding with a timeout, without polling, when the next poll would come after PROVIDER_B_TIMEOUT', async () => {
+      fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'free-tier', isDefault: true }] } });
+      fake.enqueue('onboardUser', { body: { name: 'operations/9', done: false } });
+      fake.enqueue('getOperation', {
+        body: { name: 'operations/9', done: true, response: { cloudaicompanionProject: { id: 'too-late' } } },
+      });
+      const adapter = await adapterWith({
+        env: { PROVIDER_B_ONBOARDING_POLL_INTERVAL: '1h', PROVIDER_B_TIMEOUT: '10s' },
+      });
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({
+        code: 'timeout',
+        detail: 'provider_b onboarding outlived the turn deadline',
+      });
+      expect(fake.requests('onboardUser')).toHaveLength(1);
+      expect(fake.requests('getOperation')).toHaveLength(0);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(0);
+    });
+
     it('onboards a configured project the CLI never onboarded to standard-tier, naming the project (docs/upstream/provider-b.md §4.3)', async () => {
       fake.enqueue('loadCodeAssist', {
         body: { allowedTiers: [{ id: 'standard-tier', isDefault: true, userDefinedCloudaicompanionProject: true }] },

@@ -3,6 +3,7 @@ import { runGateway } from './support/child-gateway';
 import { closedLoopbackPort } from './support/closed-port';
 import { completed, created, errorEvent, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { CODEX_PIN } from './support/oracle-pins';
 import { writeCredsFile } from './support/provider-b-fixtures';
 
 /**
@@ -36,6 +37,25 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
     expect(fake().usageRequests()).toHaveLength(1);
     // No live chat without --live.
     expect(fake().requests()).toEqual([]);
+  });
+
+  it('reads wham/usage as the Codex version PROVIDER_A_CLIENT_VERSION names, as turns claim it', async () => {
+    // A version other than the pin: the pin's minor raised.
+    const version = CODEX_PIN.replace(
+      /^(\d+)\.(\d+)\..*$/,
+      (_w, major: string, minor: string) => `${major}.${Number(minor) + 1}.0`,
+    );
+    const run = await runGateway(
+      {
+        GATEWAY_PROVIDERS: 'provider_a',
+        ...providerASettings(fake(), path.join(home(), 'pa')),
+        PROVIDER_A_CLIENT_VERSION: version,
+      },
+      ['--check'],
+    );
+    expect(run.code).toBe(0);
+    const [read] = fake().usageRequests();
+    expect(read.headers['user-agent']).toBe(`codex_exec/${version} (api wrapper) unknown (codex_exec; ${version})`);
   });
 
   it("names the guard's verdict for a login whose plan is spent", async () => {

@@ -49,6 +49,17 @@ describe('provider_a faithful profile', () => {
     );
   });
 
+  it('refuses at startup a profile whose instructions are missing or not a string', () => {
+    for (const document of [{ tools: [] }, { instructions: ['x'] }, { instructions: null }]) {
+      const file = path.join(dir, 'no-instructions.json');
+      fs.writeFileSync(file, JSON.stringify(document));
+      expect(() => loadFaithfulProfile(file)).toThrow(ConfigError);
+      expect(() => loadFaithfulProfile(file)).toThrow(
+        /PRIMARY_FAITHFUL_PROFILE \/ --primary-faithful-profile: "instructions" must be a string \(.*no-instructions\.json\)$/,
+      );
+    }
+  });
+
   it("puts today's date and the zone into the scaffold and edits nothing else", () => {
     const scaffold = [
       {

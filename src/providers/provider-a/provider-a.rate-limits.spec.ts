@@ -6,7 +6,10 @@ import {
   rateLimitsFromHeaders,
   rateLimitsFromUsage,
 } from './provider-a.rate-limits';
-import { whamUsageUrl } from './provider-a.usage';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import { GatewayError } from '../../core/gateway.error';
+import { codexClient } from './provider-a.client';
+import { readProviderAUsage, whamUsageUrl } from './provider-a.usage';
 
 const NOW = Date.UTC(2026, 10, 29, 3);
 const NOW_S = NOW / 1000;
@@ -171,5 +174,65 @@ describe('the Codex plan meter (docs/upstream/provider-a.md §4.3)', () => {
       'http://127.0.0.1:9/backend-api/wham/usage',
     );
     expect(whamUsageUrl('https://proxy.example/v1/responses')).toBe('https://proxy.example/api/codex/usage');
+  });
+
+  it("leaves the responses URL's query string and fragment off the usage endpoint", () => {
+    expect(whamUsageUrl('https://chatgpt.com/backend-api/codex/responses?client=x#frag')).toBe(
+      'https://chatgpt.com/backend-api/wham/usage',
+    );
+  });
+
+  describe('reading wham/usage', () => {
+    const USAGE_URL = 'https://chatgpt.com/backend-api/wham/usage';
+    /** An egress that answers every GET with `status` and `body`, and records what it was asked. */
+    const answering = (status: number, body: unknown) => {
+      const asked: string[] = [];
+      const proxy = {
+        fetch: async (url: string) => {
+          asked.push(url);
+          return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+        },
+      } as unknown as UpstreamProxy;
+      return { asked, proxy };
+    };
+    const read = (proxy: UpstreamProxy) =>
+      readProviderAUsage({
+        url: USAGE_URL,
+        credentials: { accessToken: 'at', accountId: 'acct' },
+        client: codexClient(),
+        proxy,
+        signal: new AbortController().signal,
+        now: NOW,
+      });
+
+    it.each([
+      [401, 'auth'],
+      [403, 'auth'],
+      [503, 'upstream'],
+    ])('fails a %i answer as %s with its status, whatever its body says', async (status, code) => {
+      // A body shaped like a usage answer: only the status may decide.
+      const { proxy } = answering(status, { plan_type: 'plus', rate_limit: { primary_window: { used_percent: 5 } } });
+      const error = await read(proxy).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(GatewayError);
+      expect(error).toMatchObject({ code, upstreamStatus: status });
+    });
+
+    it('reads a spent window as the plan spent, with credits available but not in use: a read serves no turn', async () => {
+      const { asked, proxy } = answering(200, {
+        plan_type: 'plus',
+        rate_limit: {
+          limit_reached: true,
+          primary_window: { used_percent: 100, limit_window_seconds: 18_000, reset_after_seconds: 900 },
+        },
+        credits: { has_credits: true, unlimited: false, balance: '3.00' },
+      });
+      const report = await read(proxy);
+      expect(asked).toEqual([USAGE_URL]);
+      expect(report).toMatchObject({
+        source: 'usage_endpoint',
+        planSpent: true,
+        paid: { kind: 'credits', available: true, inUse: false },
+      });
+    });
   });
 });
