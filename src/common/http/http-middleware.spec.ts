@@ -19,6 +19,14 @@ import {
   trackInFlight,
 } from './http-middleware';
 
+/** `server` on a random loopback port. */
+const listen = (server: http.Server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+/** `server` closed, its connections with it. */
+const close = (server: http.Server) => {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(resolve));
+};
+
 describe(onPostToMountPath.name, () => {
   it('runs the handler only for a POST to exactly the mounted path; everything else goes on to its 404', () => {
     const seen: string[] = [];
@@ -96,14 +104,7 @@ describe(jsonBodyMiddleware.name, () => {
   /** The body cap of the routes below. */
   const LIMIT = 64;
   const servers: http.Server[] = [];
-  afterAll(() =>
-    Promise.all(
-      servers.map((server) => {
-        server.closeAllConnections();
-        return new Promise((resolve) => server.close(resolve));
-      }),
-    ),
-  );
+  afterAll(() => Promise.all(servers.map(close)));
 
   /**
    * A route behind the body middleware on a loopback port: the middleware's own answers are
@@ -129,7 +130,7 @@ describe(jsonBodyMiddleware.name, () => {
     // As the gateway's server: `100 Continue` only once a body is read.
     installClientErrorHandler(server, { warn: () => undefined });
     servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listen(server);
     return { port: (server.address() as net.AddressInfo).port, answered };
   }
 
@@ -138,6 +139,16 @@ describe(jsonBodyMiddleware.name, () => {
   /** A JSON object of exactly `length` bytes. */
   const jsonOf = (length: number) => `{"a":"${'x'.repeat(length - 8)}"}`;
   const chunked = (body: string) => `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+
+  /** What a JSON POST of `body` that asks `Expect: 100-continue` gets, as latin1 text. */
+  const postAfterContinue = async (port: number, body: string) =>
+    (
+      await sendAfterContinue(
+        port,
+        `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+        Buffer.from(body),
+      )
+    ).toString('latin1');
 
   it('reads a body of exactly the cap, declared or chunked, and refuses one byte more with 413', async () => {
     const route = await bodyRoute();
@@ -154,12 +165,7 @@ describe(jsonBodyMiddleware.name, () => {
   it('invites a body within the cap with 100 Continue once it reads it, and serves it', async () => {
     const route = await bodyRoute();
     const body = jsonOf(LIMIT);
-    const received = await sendAfterContinue(
-      route.port,
-      `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
-      Buffer.from(body),
-    );
-    const text = received.toString('latin1');
+    const text = await postAfterContinue(route.port, body);
     expect(text).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
     expect(parseRawAnswer(text).status).toBe(200);
   });
@@ -167,12 +173,7 @@ describe(jsonBodyMiddleware.name, () => {
   it('refuses a declared body that does not fit in what is left of the body budget with 503, before inviting it', async () => {
     const route = await bodyRoute({ budget: { of: new BodyBudget(LIMIT / 2), route: 'chat' } });
     const body = jsonOf(LIMIT / 2 + 1);
-    const received = await sendAfterContinue(
-      route.port,
-      `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
-      Buffer.from(body),
-    );
-    const text = received.toString('latin1');
+    const text = await postAfterContinue(route.port, body);
     expect(text).not.toContain('100 Continue');
     expect(parseRawAnswer(text).status).toBe(503);
     expect(route.answered).toEqual(['body_budget_full']);
@@ -191,23 +192,29 @@ describe(jsonBodyMiddleware.name, () => {
 });
 
 describe(installClientErrorHandler.name, () => {
+  /** A raw client of `server`: what it has received so far, and when the server ended it. */
+  const rawClient = (server: http.Server) => {
+    const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise((resolve) => socket.once('end', resolve));
+    return { socket, received: () => Buffer.concat(chunks), ended };
+  };
+
   it('keeps the connection of a malformed request open a moment after its 400, so a reset cannot discard the answer', async () => {
     const server = http.createServer((_request, response) => response.end());
     installClientErrorHandler(server, { warn: () => undefined });
     const accepted = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listen(server);
     // Only the linger's timer is faked: sockets keep working.
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
     try {
-      const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
-      socket.on('error', () => undefined);
-      const chunks: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const ended = new Promise((resolve) => socket.once('end', resolve));
+      const { socket, received, ended } = rawClient(server);
       socket.write('NOT HTTP\r\n\r\n');
       const serverSide = await accepted;
       await ended;
-      expect(parseRawAnswer(Buffer.concat(chunks).toString('latin1')).status).toBe(400);
+      expect(parseRawAnswer(received().toString('latin1')).status).toBe(400);
       // Closed at once, with request bytes still unread, the kernel would send a reset that can
       // discard the answer before the client reads it.
       expect(serverSide.destroyed).toBe(false);
@@ -216,8 +223,7 @@ describe(installClientErrorHandler.name, () => {
       socket.destroy();
     } finally {
       jest.useRealTimers();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await close(server);
     }
   });
 
@@ -235,13 +241,9 @@ describe(installClientErrorHandler.name, () => {
     const second = nthClientError(2);
     let seen = 0;
     server.on('clientError', () => clientErrors[seen++]?.());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listen(server);
     try {
-      const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
-      socket.on('error', () => undefined);
-      const chunks: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const ended = new Promise((resolve) => socket.once('end', resolve));
+      const { socket, received, ended } = rawClient(server);
       socket.write('GET /held HTTP/1.1\r\nHost: x\r\n\r\nNOT HTTP\r\n\r\n');
       await first;
       socket.write('MORE BYTES\r\n\r\n');
@@ -249,11 +251,10 @@ describe(installClientErrorHandler.name, () => {
       release();
       await ended;
       socket.destroy();
-      expect(parseRawAnswers(Buffer.concat(chunks)).map((answer) => answer.status)).toEqual([200, 400]);
+      expect(parseRawAnswers(received()).map((answer) => answer.status)).toEqual([200, 400]);
       expect(warn).toHaveBeenCalledTimes(1);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await close(server);
     }
   });
 });
