@@ -405,6 +405,9 @@ function fileIdentity(file: string): { readonly key: string; readonly shown: str
   return { key: `path ${shown}`, shown };
 }
 
+/** The kernel's own bound on links in one path lookup: a longer chain of dangling links is a loop. */
+const MAX_LINKS_FOLLOWED = 40;
+
 /**
  * The real path a file not made yet will have: the directories that exist resolved, the rest kept
  * as written. A symbolic link on the way whose target does not exist yet (a login file linked to
@@ -412,26 +415,20 @@ function fileIdentity(file: string): { readonly key: string; readonly shown: str
  * target, so two links to one future file are one login. Undefined when the path cannot be
  * examined (a loop of links, a directory the gateway may not read).
  */
-function whereItWillBeMade(file: string): string | undefined {
-  let current = path.normalize(file);
-  // A chain of dangling links longer than the kernel's own bound (40) is a loop.
-  for (let links = 0; links <= 40; links++) {
-    const missing: string[] = [];
-    let followed: string | undefined;
-    for (let directory = current; followed === undefined; directory = path.dirname(directory)) {
-      try {
-        return path.join(fs.realpathSync(directory), ...missing);
-      } catch (error) {
-        const errno = (error as NodeJS.ErrnoException).code;
-        if ((errno !== 'ENOENT' && errno !== 'ENOTDIR') || directory === path.dirname(directory)) return undefined;
-        const target = danglingLinkTarget(directory);
-        if (target === undefined) missing.unshift(path.basename(directory));
-        else followed = path.join(target, ...missing);
-      }
+function whereItWillBeMade(file: string, linksLeft = MAX_LINKS_FOLLOWED): string | undefined {
+  const missing: string[] = [];
+  for (let directory = path.normalize(file); ; directory = path.dirname(directory)) {
+    try {
+      return path.join(fs.realpathSync(directory), ...missing);
+    } catch (error) {
+      const errno = (error as NodeJS.ErrnoException).code;
+      if ((errno !== 'ENOENT' && errno !== 'ENOTDIR') || directory === path.dirname(directory)) return undefined;
+      const target = danglingLinkTarget(directory);
+      if (target !== undefined)
+        return linksLeft > 0 ? whereItWillBeMade(path.join(target, ...missing), linksLeft - 1) : undefined;
+      missing.unshift(path.basename(directory));
     }
-    current = followed;
   }
-  return undefined;
 }
 
 /** Where the symbolic link at `link` points, resolved from its real directory; undefined when it is no link. */
