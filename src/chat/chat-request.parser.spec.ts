@@ -292,6 +292,34 @@ describe('chat body validation', () => {
     );
   });
 
+  it("rewrites every assistant message's refusal, and only an assistant's string refusal", () => {
+    const messagesOf = (history: unknown[]) => parseChatBody({ messages: history }, 'gpt-6.1-sol').messages;
+    // Every refusal in a history is carried, not only the last one.
+    expect(
+      messagesOf([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: null, refusal: 'No.' },
+        { role: 'user', content: 'b' },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: 'Still no.' }] },
+      ]),
+    ).toEqual([
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'No.', refusal: 'No.' },
+      { role: 'user', content: 'b' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Still no.' }] },
+    ]);
+    // Empty text is no text: the refusal is what the assistant said.
+    expect(messagesOf([{ role: 'assistant', content: '', refusal: 'No.' }])).toEqual([
+      { role: 'assistant', content: 'No.', refusal: 'No.' },
+    ]);
+    // A part whose refusal is not a string, and a refusal on any other role, are passed on untouched.
+    const untouched = [
+      { role: 'user', content: [{ type: 'refusal', refusal: 'No.' }] },
+      { role: 'assistant', content: [{ type: 'refusal', refusal: 5 }] },
+    ];
+    expect(messagesOf(untouched)).toBe(untouched);
+  });
+
   it('refuses a history tool call no family could send back as it is, naming the field and the fix', () => {
     const history = (...calls: unknown[]) => ({
       messages: [
@@ -421,6 +449,7 @@ describe('chat body validation', () => {
     ).toBeUndefined();
     expect(messageOfTools({ tool_choice: { type: 'function', name: 'read' }, tools: [read] })).toBeUndefined();
     expect(messageOfTools({ tool_choice: 'none' })).toBeUndefined();
+    expect(messageOfTools({ tool_choice: 'auto' })).toBeUndefined();
   });
 
   it('takes tool names exactly as sent, each once: a repeated name is refused naming both places, a forced tool must be the declared one of its type', () => {
@@ -656,6 +685,81 @@ describe('parameter rules in the parser', () => {
     expect(refusalOf(body)).toMatchObject({ code, param });
   });
 
+  const jsonSchema = (json_schema?: Record<string, unknown>) => ({
+    response_format: { type: 'json_schema', ...(json_schema === undefined ? {} : { json_schema }) },
+  });
+  const NAME_RULE = 'response_format json_schema.name must match ^[A-Za-z0-9_-]{1,64}$';
+  const UNSUPPORTED_TOP_LOGPROBS =
+    'top_logprobs above 0 is not supported: no upstream family returns token log probabilities; send 0 or leave top_logprobs out';
+
+  it.each<[Record<string, unknown>, string, string, string]>([
+    // A token count or a seed is a safe integer: neither a fraction nor a number beyond 2^53.
+    [{ max_tokens: 1e300 }, 'invalid_request', 'max_tokens', 'max_tokens must be a positive integer'],
+    [{ seed: 1.5 }, 'invalid_request', 'seed', 'seed must be an integer'],
+    // An array is not an object, whatever typeof says.
+    [{ metadata: [] }, 'invalid_request', 'metadata', 'metadata must be an object'],
+    // A logit_bias that is not a map is a shape error, not an unsupported map.
+    [{ logit_bias: 5 }, 'invalid_request', 'logit_bias', 'logit_bias must be an object'],
+    [{ logit_bias: true }, 'invalid_request', 'logit_bias', 'logit_bias must be an object'],
+    [{ logit_bias: 'abc' }, 'invalid_request', 'logit_bias', 'logit_bias must be an object'],
+    [{ logit_bias: [] }, 'invalid_request', 'logit_bias', 'logit_bias must be an object'],
+    [{ top_logprobs: 1 }, 'unsupported_parameter', 'top_logprobs', UNSUPPORTED_TOP_LOGPROBS],
+    [
+      { function_call: { name: 'f' } },
+      'unsupported_parameter',
+      'function_call',
+      'the deprecated function_call is not supported; send tool_choice',
+    ],
+    [jsonSchema(), 'invalid_request', 'response_format', 'response_format json_schema must be an object'],
+    [jsonSchema({ name: 'x'.repeat(65) }), 'invalid_request', 'response_format', NAME_RULE],
+    [
+      jsonSchema({ name: 'x', schema: [] }),
+      'invalid_request',
+      'response_format',
+      'response_format json_schema.schema must be an object',
+    ],
+    [
+      jsonSchema({ name: 'x', schema: {}, strict: 'true' }),
+      'invalid_request',
+      'response_format',
+      'response_format json_schema.strict must be a boolean',
+    ],
+  ])('%j → %s naming %s: %s', (body, code, param, publicMessage) => {
+    expect(refusalOf(body)).toMatchObject({ code, param, publicMessage });
+  });
+
+  it('takes the deprecated function_call words that force nothing, and ignores them', () => {
+    for (const function_call of ['none', 'auto']) expect(parseWith({ function_call }).parameters).toEqual({});
+  });
+
+  it("reads a json_schema's name by OpenAI's rule (up to 64 letters, digits, '_' and '-'), its strict flag and description", () => {
+    const formatOf = (json_schema: Record<string, unknown>) =>
+      parseWith(jsonSchema(json_schema)).parameters.responseFormat;
+    const schema = { type: 'object' };
+    for (const name of ['x'.repeat(64), 'reply-v2_final'])
+      expect(formatOf({ name, schema })).toEqual({ type: 'json_schema', name, schema, strict: false });
+    expect(formatOf({ name: 'reply', schema, strict: true, description: 'The reply.' })).toEqual({
+      type: 'json_schema',
+      name: 'reply',
+      schema,
+      strict: true,
+      description: 'The reply.',
+    });
+    // null counts as absent, as everywhere in the body.
+    expect(formatOf({ name: 'reply', schema, strict: null, description: null })).toEqual({
+      type: 'json_schema',
+      name: 'reply',
+      schema,
+      strict: false,
+    });
+  });
+
+  it('keeps parallel_tool_calls as sent, false included (a client turning parallel calls off)', () => {
+    expect(parseWith({ parallel_tool_calls: false }).parallelToolCalls).toBe(false);
+    expect(parseWith({ parallel_tool_calls: true }).parallelToolCalls).toBe(true);
+    expect(parseWith({ parallel_tool_calls: null }).parallelToolCalls).toBeUndefined();
+  });
+
   it('accepts the defaults clients send and keeps nothing for them', () => {
     const parsed = parseChatBody(
       {
@@ -739,15 +843,17 @@ describe('parameter rules in the parser', () => {
     expect(maxTokensOf({ max_tokens: 50 })).toBe(50);
   });
 
-  it('treats json_schema without a schema as json_object', () => {
-    const parsed = parseChatBody(
-      {
-        messages: [{ role: 'user', content: 'hi' }],
-        response_format: { type: 'json_schema', json_schema: { name: 'x' } },
-      },
-      'gpt-6.1-sol',
-    );
-    expect(parsed.parameters.responseFormat).toEqual({ type: 'json_object' });
+  it('treats json_schema without a schema (absent or null) as json_object', () => {
+    for (const json_schema of [{ name: 'x' }, { name: 'x', schema: null }]) {
+      const parsed = parseChatBody(
+        {
+          messages: [{ role: 'user', content: 'hi' }],
+          response_format: { type: 'json_schema', json_schema },
+        },
+        'gpt-6.1-sol',
+      );
+      expect(parsed.parameters.responseFormat).toEqual({ type: 'json_object' });
+    }
   });
 });
 
