@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { contents, postChat, readUntil, streamChat } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
+import { KeepAliveSweep } from '../src/common/sse/keep-alive-sweep';
 import { eventually } from './support/poll';
 import { accountState } from './support/accounts';
 import { metricValue } from './support/prometheus-text';
@@ -363,12 +364,17 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
 
     it('a client that takes no byte for GATEWAY_STREAM_IDLE_TIMEOUT is gone: its response is closed and its turn canceled (499)', async () => {
       const { gateway, dir } = await gatewayWith([flood()], { GATEWAY_STREAM_IDLE_TIMEOUT: '1s' });
+      // Found by the keep-alive sweep once a whole round (7.5 s on its timer) went by without a byte
+      // taken; the spec runs the rounds itself, so the outcome does not hang on the machine's speed.
+      const sweep = gateway.app.get(KeepAliveSweep, { strict: false });
+      sweep.sweepOnlyWhenCalled();
+      const rounds = setInterval(() => sweep.sweep(), 500);
+      cleanups.push(() => clearInterval(rounds));
       silentClient(gateway);
-      // Found by the keep-alive sweep (every 7.5 s) once a whole round went by without a byte taken.
-      await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 25_000);
+      await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 30_000);
       await expectAllChildrenReaped(dir);
-      await waitFor(() => gateway.logs.records('chat_completion').some((record) => record.status === 499), 2000);
-    }, 40_000);
+      await waitFor(() => gateway.logs.records('chat_completion').some((record) => record.status === 499), 5000);
+    }, 45_000);
 
     it("a client that leaves while its login's background refresh is in flight is canceled at once and starts no child", async () => {
       // A token endpoint that answers only when the spec lets it: the refresh stays in flight meanwhile.
