@@ -228,6 +228,7 @@ describe('chat body validation', () => {
 
   it('names fields and rules, at most five of them, in field order', () => {
     expect(messageOf({ messages: [] })).toBe('messages must contain at least one message');
+    expect(messageOf({ model: 'gpt-6.1-sol' })).toBe('messages must contain at least one message');
     expect(messageOf({ model: 5, messages: [{ role: 'bot', content: 5 }, 7], stream: 'yes', tool_choice: null })).toBe(
       'model must be a string; messages.0.role must be one of system, developer, user, assistant, tool; messages.0.content must be a string, an array of content parts (a text part with a string text), or null; messages.1 must be a message object; stream must be a boolean value',
     );
@@ -240,6 +241,57 @@ describe('chat body validation', () => {
       }),
     ).toBeUndefined();
     expect(messageOf([])).toBe('the request body must be a JSON object');
+  });
+
+  it.each<[Record<string, unknown>, string]>([
+    [{ verbosity: 5 }, 'verbosity must be a string'],
+    [{ reasoning_effort: 5 }, 'reasoning_effort must be a string'],
+    [{ faithful: 'yes' }, 'faithful must be a boolean value'],
+    ...['on', 5, [], { include_usage: 'yes' }, { include_obfuscation: 'yes' }].map(
+      (options): [Record<string, unknown>, string] => [
+        { stream_options: options },
+        'stream_options must be an object whose include_usage and include_obfuscation are booleans',
+      ],
+    ),
+  ])('refuses the top-level field of %j with its rule', (fields, expected) => {
+    expect(messageOf({ messages: [{ role: 'user', content: 'hi' }], ...fields })).toBe(expected);
+  });
+
+  it('takes null for stream_options, and its flags as booleans', () => {
+    expect(parseWith({ stream: true, stream_options: null }).includeUsage).toBe(false);
+    expect(
+      parseWith({ stream: true, stream_options: { include_usage: true, include_obfuscation: false } }).includeUsage,
+    ).toBe(true);
+  });
+
+  const ROLE_RULE = 'messages.0.role must be one of system, developer, user, assistant, tool';
+  const CONTENT_RULE =
+    'messages.0.content must be a string, an array of content parts (a text part with a string text), or null';
+  const TOOL_CALL_ID_REQUIRED = 'messages.0.tool_call_id is required on a tool message (the id of the call it answers)';
+  it.each([
+    [{ content: 'hi' }, ROLE_RULE],
+    [{ role: null, content: 'hi' }, ROLE_RULE],
+    // An invalid role is the one error: no second one about where calls may be.
+    [
+      { role: 'bot', content: 'hi', tool_calls: [{ id: 'c1', function: { name: 'read', arguments: '{}' } }] },
+      ROLE_RULE,
+    ],
+    [{ role: 'user', content: [{ text: 5 }] }, CONTENT_RULE],
+    [{ role: 'user', content: [{ type: 'text', text: 'a' }, 5] }, CONTENT_RULE],
+    [{ role: 'tool', content: 'x', tool_call_id: 5 }, 'messages.0.tool_call_id must be a string'],
+    [{ role: 'tool', content: 'x', tool_call_id: '' }, TOOL_CALL_ID_REQUIRED],
+    [{ role: 'tool', content: 'x', tool_call_id: null }, TOOL_CALL_ID_REQUIRED],
+    [{ role: 'tool', content: 'x' }, TOOL_CALL_ID_REQUIRED],
+  ])('refuses the message %j with its rule', (message, expected) => {
+    expect(messageOf({ messages: [message] })).toBe(expected);
+  });
+
+  it.each([
+    { role: 'user', content: [{ text: 'untyped text part' }] },
+    { role: 'assistant', content: 'hi', function_call: null },
+    { role: 'tool', content: 'x', tool_call_id: 'c1' },
+  ])('takes the message %j', (message) => {
+    expect(messageOf({ messages: [message] })).toBeUndefined();
   });
 
   it('refuses an array among the messages, however deep, without walking into it', () => {
@@ -394,6 +446,8 @@ describe('chat body validation', () => {
       return undefined;
     };
     expect(paramOf({ stream: 'yes' })).toEqual(['invalid_request', 'stream']);
+    // Two broken fields: the first in report order is the param.
+    expect(paramOf({ stream: 'yes', verbosity: 5 })).toEqual(['invalid_request', 'stream']);
     expect(paramOf({ parallel_tool_calls: 'no' })).toEqual(['invalid_request', 'parallel_tool_calls']);
     expect(paramOf({ tools: {} })).toEqual(['invalid_request', 'tools']);
     expect(paramOf({ verbosity: 5 })).toEqual(['invalid_request', 'verbosity']);
@@ -427,6 +481,13 @@ describe('chat body validation', () => {
     expect(messageOfTools({ tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] })).toBe(
       'tools.0.function.parameters must be an object',
     );
+    expect(messageOfTools({ tools: [{ type: 'function', function: { name: 'f', parameters: [] } }] })).toBe(
+      'tools.0.function.parameters must be an object',
+    );
+    // A null schema is as good as none.
+    expect(
+      messageOfTools({ tools: [{ type: 'function', function: { name: 'f', parameters: null } }] }),
+    ).toBeUndefined();
     expect(messageOfTools({ tools: [read, 7] })).toBe('tools.1 must be an object');
     // A hosted tool is provider_a's backend's to judge.
     expect(messageOfTools({ tools: [read, { type: 'web_search' }] })).toBeUndefined();
@@ -473,12 +534,22 @@ describe('chat body validation', () => {
         )
         .join('; '),
     );
+    // A name as long as OpenAI allows is quoted whole.
+    const long = 'read_the_file_at_the_given_path_and_return_its_contents_as_text_';
+    expect(long).toHaveLength(64);
+    expect(messageOfTools({ tools: [named(long), named(long)] })).toBe(
+      `tools.1.function.name "${long}" repeats tools.0.function.name: ${UNIQUE}`,
+    );
     // Names are exact: white space makes another name, and a hosted tool has none to repeat.
     expect(
       messageOfTools({
         tools: [named('read'), named('read '), named(' read'), { type: 'web_search' }, { type: 'web_search' }],
       }),
     ).toBeUndefined();
+    expect(messageOfTools({ tools: [named('read '), named('read')] })).toBeUndefined();
+    expect(messageOfTools({ tools: [named('read '), named('read ')] })).toBe(
+      `tools.1.function.name "read " repeats tools.0.function.name: ${UNIQUE}`,
+    );
     expect(
       messageOfTools({ tool_choice: { type: 'function', function: { name: ' read ' } }, tools: [named('read')] }),
     ).toBe('tool_choice names a tool that is not in tools');
