@@ -23,13 +23,17 @@ class FakeAdapter implements ProviderAdapter {
   closed = 0;
   pulled = 0;
 
-  /** `attempts`: the events of each call in turn (the last one repeats); else `events` every time. */
+  /**
+   * `attempts`: the events of each call in turn (the last one repeats); else `events` every time.
+   * `polled`: the events are at hand at once, handed over by `poll()` too, as the turn runner's are.
+   */
   constructor(
     private readonly script: {
       events?: ChatEvent[];
       attempts?: ChatEvent[][];
       reject?: GatewayError;
       acceptAfter?: Promise<void>;
+      polled?: boolean;
     } = {},
   ) {}
 
@@ -55,6 +59,11 @@ class FakeAdapter implements ProviderAdapter {
         return { value: undefined, done: true };
       },
     };
+    if (this.script.polled)
+      iterator.poll = () => {
+        this.pulled++;
+        return events.shift();
+      };
     return iterator;
   }
 
@@ -126,6 +135,18 @@ class FakeKeepAlive implements HeldAnswerKeepAlive {
 const readAll = async (events: AsyncIterable<ChatEvent>): ReturnType<TurnRenderer<ChatEvent[]>> => {
   const seen: ChatEvent[] = [];
   for await (const event of events) seen.push(event);
+  return { outcome: { clientGone: false, finishReason: 'stop', toolCalls: 0 }, result: seen };
+};
+
+/** Reads every event as the chat renderer does: what `poll()` has at hand first, `next()` only when it has none. */
+const readPolled = async (events: AsyncIterable<ChatEvent>): ReturnType<TurnRenderer<ChatEvent[]>> => {
+  const iterator = events[Symbol.asyncIterator]() as PolledEvents;
+  const seen: ChatEvent[] = [];
+  for (;;) {
+    const event = iterator.poll?.() ?? (await iterator.next()).value;
+    if (event === undefined) break;
+    seen.push(event);
+  }
   return { outcome: { clientGone: false, finishReason: 'stop', toolCalls: 0 }, result: seen };
 };
 
@@ -515,8 +536,8 @@ describe(ChatOrchestrator.name, () => {
         call: { id: `call_${name}`, name, kind: 'function', arguments: args },
       });
       const finish: ChatEvent = { type: 'finish', reason: 'stop' };
-      const providerC = (attempts: ChatEvent[][]) =>
-        Object.assign(new FakeAdapter({ attempts }), { id: 'provider_c' as const });
+      const providerC = (attempts: ChatEvent[][], polled = false) =>
+        Object.assign(new FakeAdapter({ attempts, polled }), { id: 'provider_c' as const });
       const events = (records: Record<string, unknown>[], name: string) =>
         records.filter((record) => record.event === name);
 
@@ -561,6 +582,36 @@ describe(ChatOrchestrator.name, () => {
         expect(events(records, 'tool_call_unchosen')).toHaveLength(3);
       });
 
+      it('a forced tool: a call of another tool after the chosen one is left out when the renderer polls for it too', async () => {
+        const adapter = providerC([[called('read_file'), called('list_dir'), finish]], true);
+        const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(command(body(forced)), readPolled);
+        expect(seen).toEqual([called('read_file'), finish]);
+        expect(events(records, 'tool_call_unchosen')).toHaveLength(1);
+      });
+
+      it('a forced tool: only a call of exactly that name meets it, not one whose name differs by white space', async () => {
+        const adapter = providerC([
+          [called(' read_file'), finish],
+          [called('read_file'), finish],
+        ]);
+        const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(command(body(forced)), readAll);
+        expect(seen).toEqual([called('read_file'), finish]);
+        expect(adapter.requests).toHaveLength(2);
+        expect(events(records, 'tool_call_unchosen')).toHaveLength(1);
+      });
+
+      it('answers a refusal (content_filter) before any call as it came, without asking again', async () => {
+        const refusal: ChatEvent = { type: 'finish', reason: 'content_filter' };
+        const adapter = providerC([[text('I cannot help with that.'), refusal]]);
+        const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(command(body('required')), readAll);
+        expect(seen).toEqual([text('I cannot help with that.'), refusal]);
+        expect(adapter.requests).toHaveLength(1);
+        expect(events(records, 'chat_tool_choice_unmet')).toHaveLength(0);
+      });
+
       it('a forced tool: an empty call (no name, no arguments) does not meet it, and is passed on for the collector to drop, never as unchosen', async () => {
         const empty: ChatEvent = {
           type: 'tool-call',
@@ -577,7 +628,7 @@ describe(ChatOrchestrator.name, () => {
         expect(events(records, 'tool_call_unchosen')).toHaveLength(0);
       });
 
-      it('answers 422 output_validation_failed naming tool_choice after three answers without the call, before any output', async () => {
+      it('answers 422 output_validation_failed naming tool_choice after three answers without the call, before any output; its log line quotes no tool name', async () => {
         for (const [choice, attempts, message] of [
           [
             'required',
@@ -596,7 +647,7 @@ describe(ChatOrchestrator.name, () => {
           ],
         ] as const) {
           const adapter = providerC(attempts as unknown as ChatEvent[][]);
-          const { orchestrator, command, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+          const { orchestrator, command, counted, completions } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
           let rendered = false;
           const render: TurnRenderer<undefined> = async () => {
             rendered = true;
@@ -611,6 +662,10 @@ describe(ChatOrchestrator.name, () => {
           expect(adapter.requests).toHaveLength(3);
           expect(adapter.closed).toBeGreaterThanOrEqual(3);
           expect(counted).not.toContain('first_token');
+          // A forced choice's message names the client's tool, which the log line leaves out.
+          const [line] = completions();
+          expect(line).toMatchObject({ status: 422, error_code: 'output_validation_failed', param: 'tool_choice' });
+          expect(line.error_message).toBe(choice === 'required' ? message : undefined);
         }
       });
 
@@ -619,6 +674,16 @@ describe(ChatOrchestrator.name, () => {
         const adapter = providerC([[text('Reading'), { type: 'error', error: failure }]]);
         const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
         await expect(orchestrator.run(command(body('required')), readAll)).rejects.toBe(failure);
+        expect(adapter.requests).toHaveLength(1);
+      });
+
+      it('throws a turn that ended without a finish event as an upstream failure, without asking again', async () => {
+        const adapter = providerC([[text('Reading')]]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        await expect(orchestrator.run(command(body('required')), readAll)).rejects.toMatchObject({
+          code: 'upstream',
+          detail: 'turn ended without a finish event',
+        });
         expect(adapter.requests).toHaveLength(1);
       });
 
@@ -634,6 +699,20 @@ describe(ChatOrchestrator.name, () => {
         );
         expect(seen).toEqual([called('read_file'), finish]);
         expect(events(records, 'chat_tool_choice_unmet').map((record) => record.attempt)).toEqual([1]);
+      });
+
+      it('with response_format held too and a forced tool: other tools are left out, and a later call that does not meet the choice does not undo the one that did', async () => {
+        const invalid = called('read_file', '{"path":');
+        const adapter = providerC([[called('list_dir'), called('read_file'), invalid, finish]]);
+        const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(
+          command(body(forced, { response_format: { type: 'json_object' } })),
+          readAll,
+        );
+        // The invalid call goes on to the renderer, which answers it as every invalid call.
+        expect(seen).toEqual([called('read_file'), invalid, finish]);
+        expect(adapter.requests).toHaveLength(1);
+        expect(events(records, 'tool_call_unchosen')).toHaveLength(1);
       });
 
       it('keeps the connection alive from the first acceptance until the answer, across attempts, and not for a plain turn', async () => {

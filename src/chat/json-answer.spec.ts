@@ -13,7 +13,9 @@ describe(JsonAnswer.name, () => {
   it('tells the model the format in a last system message, with the schema as sent', () => {
     expect(strictJson.instruction()).toEqual({
       role: 'system',
-      content: expect.stringContaining(JSON.stringify(schema)),
+      content:
+        'Answer with exactly one JSON object and nothing else: no text before or after it, no code fences. ' +
+        `The object must satisfy this JSON Schema (named count):\n${JSON.stringify(schema)}`,
     });
     expect(anyObject.instruction()?.content).toMatch(/exactly one JSON object/);
   });
@@ -50,6 +52,15 @@ describe(JsonAnswer.name, () => {
     expect(strictJson.judge([text('{"n":4}')])).toMatchObject({ kind: 'failed', error: { code: 'upstream' } });
   });
 
+  it('takes a refusal (content_filter) as the answer, with or without text, rather than asking again', () => {
+    const refusal: ChatEvent = { type: 'finish', reason: 'content_filter' };
+    expect(strictJson.judge([refusal])).toEqual({ kind: 'answer', events: [refusal] });
+    expect(strictJson.judge([text('I cannot'), refusal])).toEqual({
+      kind: 'answer',
+      events: [text('I cannot'), refusal],
+    });
+  });
+
   it('finds a schema Ajv refuses before any call', () => {
     const refusal = new JsonAnswer(
       { type: 'json_schema', name: 'x', schema: { type: 'object', required: 'n' }, strict: false },
@@ -80,6 +91,39 @@ describe(JsonAnswer.name, () => {
     );
     expect(validator.compileCount).toBe(0);
   });
+
+  it('names the first three of four bounds passed and counts the fourth', () => {
+    // Four properties, each a chain of objects one level deeper than the bound.
+    const chain = (levels: number): object =>
+      levels === 0 ? { type: 'string' } : { type: 'object', properties: { x: chain(levels - 1) } };
+    const schema = {
+      type: 'object',
+      properties: Object.fromEntries(['a', 'b', 'c', 'd'].map((name) => [name, chain(10)])),
+    };
+    const deep = (name: string) => `$.${name}${'.x'.repeat(10)}: schema nesting exceeds 10 levels`;
+    expect(
+      new JsonAnswer({ type: 'json_schema', name: 'x', schema, strict: false }, new OutputValidator()).schemaRefusal()
+        ?.publicMessage,
+    ).toBe(
+      `response_format.json_schema.schema is too large for the gateway to check answers against (${deep('a')}; ${deep('b')}; ${deep('c')}; … and 1 more); make it smaller (docs/chat.md "Structured output")`,
+    );
+  });
+
+  it('refuses a schema naming __proto__, naming the first three of four places and counting the fourth', () => {
+    const requiresProto = { type: 'object', required: ['__proto__'] };
+    const schema = {
+      type: 'object',
+      properties: { a: requiresProto, b: requiresProto, c: requiresProto, d: requiresProto },
+    };
+    const refusal = new JsonAnswer(
+      { type: 'json_schema', name: 'x', schema, strict: false },
+      new OutputValidator(),
+    ).schemaRefusal();
+    expect(refusal).toMatchObject({ code: 'invalid_request', param: 'response_format' });
+    expect(refusal?.publicMessage).toBe(
+      'response_format.json_schema.schema declares or requires a property named "__proto__", which the gateway cannot check answers for (at $.a, $.b, $.c; … and 1 more); rename it (docs/chat.md "Structured output")',
+    );
+  });
 });
 
 describe('JsonAnswer held upstream (a stop cut on a family that takes the format upstream)', () => {
@@ -109,5 +153,7 @@ describe(bufferTurn.name, () => {
   it('reads up to the terminal event and replays what it read', async () => {
     const buffered = await bufferTurn(replay([text('a'), finish, text('after')]));
     expect(buffered).toEqual([text('a'), finish]);
+    const error: ChatEvent = { type: 'error', error: new GatewayError('upstream') };
+    expect(await bufferTurn(replay([text('a'), error, text('after'), finish]))).toEqual([text('a'), error]);
   });
 });

@@ -44,6 +44,14 @@ describe(StopSequenceMatcher.name, () => {
     expect(run(['\n\n'], ['line\n'])).toEqual({ written: ['line', '\n'], stopped: false });
   });
 
+  it('releases nothing at the end once a match was found: the held start of the stop sequence is part of it', () => {
+    const matcher = new StopSequenceMatcher(['END']);
+    expect(matcher.push('abc E')).toBe('abc ');
+    expect(matcher.push('ND def')).toBe('');
+    expect(matcher.stopped).toBe(true);
+    expect(matcher.flush()).toBe('');
+  });
+
   it('releases exactly the text before the first match, however the text is cut into deltas (property)', () => {
     const alphabet = fc.constantFrom('a', 'b', 'E', 'N', 'D', '\n');
     fc.assert(
@@ -113,6 +121,19 @@ describe(stopAtSequences.name, () => {
       { type: 'text-delta', text: 'a ' },
       { type: 'text-delta', text: 'S' },
       { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
+  it('writes held-back text before an error that ends the turn, and when the source ends without a finish', async () => {
+    const error = { type: 'error', error: new GatewayError('upstream') } as const;
+    expect((await collect([{ type: 'text-delta', text: 'a S' }, error], ['STOP'])).seen).toEqual([
+      { type: 'text-delta', text: 'a ' },
+      { type: 'text-delta', text: 'S' },
+      error,
+    ]);
+    expect((await collect([{ type: 'text-delta', text: 'a S' }], ['STOP'])).seen).toEqual([
+      { type: 'text-delta', text: 'a ' },
+      { type: 'text-delta', text: 'S' },
     ]);
   });
 
