@@ -159,6 +159,11 @@ describe('POST /v1/chat/completions (chat layer)', () => {
         code: 'invalid_request',
         param: 'model',
       });
+      // Refused before any turn, still the request's one chat_completion line.
+      await gateway.logs.failureLine(response.headers.get('x-request-id')!, 40, {
+        status: 400,
+        error_code: 'invalid_request',
+      });
     }
     expect(fake.requests()).toHaveLength(0);
   });
@@ -281,6 +286,68 @@ describe('POST /v1/chat/completions (chat layer)', () => {
       expect(body.choices[0].message.tool_calls).toEqual([
         { id: 'call_blank', type: 'function', function: { name: 'ls', arguments: '{}' } },
         { id: 'call_patch', type: 'function', function: { name: 'apply_patch', arguments: '*** Begin Patch\n[1,2]' } },
+      ]);
+    });
+  });
+
+  describe('a non-streamed tool turn (docs/chat.md "Tool calls")', () => {
+    const tools = [
+      { type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } },
+      { type: 'function', function: { name: 'ls', parameters: { type: 'object' } } },
+    ];
+    /** A call the upstream sent without a call id, an empty call, and a call with its id. */
+    const callWithoutId = () => ({
+      frames: [
+        created(),
+        ...functionCallItem('', 'read_file', '{"path":"a"}', { outputIndex: 1, itemId: 'fc_a' }),
+        ...functionCallItem('call_empty', '', '', { outputIndex: 2 }),
+        ...functionCallItem('call_b', 'ls', '{}', { outputIndex: 3 }),
+        completed(),
+      ],
+    });
+    type Completion = {
+      model: string;
+      choices: { message: { tool_calls: { id: string }[] }; finish_reason: string }[];
+    };
+    const turn = async (extra: Record<string, unknown> = {}) => {
+      const response = await post({ model: 'sol', messages: [{ role: 'user', content: 'hi' }], tools, ...extra });
+      expect(response.status).toBe(200);
+      return { requestId: response.headers.get('x-request-id')!, body: (await response.json()) as Completion };
+    };
+
+    it("echoes the client's model, names calls without an id after the request, and logs the count and the dropped call", async () => {
+      fake.enqueue(callWithoutId(), callWithoutId());
+      const one = await turn();
+      const two = await turn();
+      expect(one.body.model).toBe('sol');
+      expect(one.body.choices[0].finish_reason).toBe('tool_calls');
+      const idsOf = (body: Completion) => body.choices[0].message.tool_calls.map((call) => call.id);
+      const sanitized = (requestId: string) => requestId.replace(/[^A-Za-z0-9_-]/g, '');
+      expect(idsOf(one.body)).toEqual([`call_${sanitized(one.requestId)}_0`, 'call_b']);
+      // Ids made from the request's own id: a later turn's calls never take an earlier turn's ids.
+      expect(idsOf(two.body)).toEqual([`call_${sanitized(two.requestId)}_0`, 'call_b']);
+      expect(idsOf(two.body)[0]).not.toBe(idsOf(one.body)[0]);
+      await gateway.logs.waitForLine((line) => line.includes('"chat_completion"') && line.includes(one.requestId));
+      const ofOne = gateway.logs.records().filter((record) => record.reqId === one.requestId);
+      expect(ofOne).toContainEqual(expect.objectContaining({ event: 'chat_completion', status: 200, tool_calls: 2 }));
+      expect(ofOne).toContainEqual(
+        expect.objectContaining({ event: 'tool_call_empty', provider: 'provider_a', index: 1 }),
+      );
+    });
+
+    it('with parallel_tool_calls false returns only the first call', async () => {
+      fake.enqueue({
+        frames: [
+          created(),
+          ...functionCallItem('call_first', 'read_file', '{"path":"a"}', { outputIndex: 1 }),
+          ...functionCallItem('call_second', 'ls', '{}', { outputIndex: 2 }),
+          completed(),
+        ],
+      });
+      const { body } = await turn({ parallel_tool_calls: false });
+      expect(body.choices[0].finish_reason).toBe('tool_calls');
+      expect(body.choices[0].message.tool_calls).toEqual([
+        { id: 'call_first', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } },
       ]);
     });
   });

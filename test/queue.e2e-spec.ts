@@ -758,6 +758,28 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       });
     });
 
+    it('caller groups by the caller (here the x-tenant header), whatever the chat', async () => {
+      harness = await startHarness({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'caller', GATEWAY_CALLER_HEADER: 'x-tenant' });
+      const other = await secondTurnWaits(
+        harness,
+        { headers: { 'x-tenant': 'red' } },
+        { headers: { 'x-tenant': 'blue' } },
+      );
+      expect(other).toMatchObject({
+        waited: false,
+        record: { key_mode: 'caller', key_hash: keyHash('caller:header:blue') },
+      });
+      const same = await secondTurnWaits(
+        harness,
+        { headers: { 'x-tenant': 'red', 'x-conversation-id': 'c1' } },
+        { headers: { 'x-tenant': 'red', 'x-conversation-id': 'c2' } },
+      );
+      expect(same).toMatchObject({
+        waited: true,
+        record: { key_mode: 'caller', key_hash: keyHash('caller:header:red') },
+      });
+    });
+
     it('body:user groups by the body field', async () => {
       harness = await startHarness({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'body:user' });
       const other = await secondTurnWaits(harness, { body: { user: 'alice' } }, { body: { user: 'bob' } });

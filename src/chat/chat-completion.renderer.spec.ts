@@ -40,9 +40,50 @@ async function serve(
   }
 }
 
+/**
+ * A writer whose client answers each write as scripted (`true` taken, a promise of `false` when the
+ * client left while the write waited), then takes every write; it records what it was given.
+ */
+function scriptedWriter(replies: (boolean | Promise<boolean>)[], state: { closed?: boolean } = {}) {
+  const written: string[] = [];
+  const take = (text: string) => {
+    written.push(text);
+    return replies.shift() ?? true;
+  };
+  const writer = {
+    get isClosed() {
+      return state.closed === true;
+    },
+    open: (first: unknown) => take(JSON.stringify(first)),
+    sendJson: (value: unknown) => take(JSON.stringify(value)),
+    sendJsonText: take,
+    sendDone: () => take('[DONE]'),
+    end: () => undefined,
+  };
+  return { writer: writer as unknown as SseWriter, written };
+}
+
+/** An upstream that counts the events it was asked for: what the renderer read of the turn. */
+function countedUpstream(events: ChatEvent[]) {
+  const counter = { read: 0 };
+  async function* source(): AsyncIterable<ChatEvent> {
+    for (const event of events) {
+      counter.read++;
+      yield event;
+    }
+  }
+  return { source: source(), counter };
+}
+
+const streamOf = (writer: SseWriter, events: AsyncIterable<ChatEvent>, signal = new AbortController().signal) =>
+  writeChatStream(writer, events, new ChunkFactory('m'), new ToolCallCollector('r', 'function'), {
+    includeUsage: false,
+    signal,
+  });
+
 describe(writeChatStream.name, () => {
   it('writes role, content, tool frames after the content, the finish chunk and [DONE], with one id/created/model', async () => {
-    const { response, data, chunks } = await serve([
+    const { response, data, chunks, outcome } = await serve([
       { type: 'text-delta', text: 'Let me look.' },
       { type: 'tool-call', call: { id: 'call_1', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}' } },
       { type: 'tool-call', call: { id: 'call_2', name: 'ls', kind: 'function', arguments: '' } },
@@ -67,6 +108,76 @@ describe(writeChatStream.name, () => {
     expect(new Set(chunks.map((chunk) => `${chunk.id}|${chunk.created}|${chunk.model}|${chunk.object}`)).size).toBe(1);
     expect(chunks[0].id).toMatch(/^chatcmpl-/);
     expect(data.at(-1)).toBe('[DONE]');
+    // The first call's id is the chat's identity from its next turn on.
+    expect(outcome).toMatchObject({ finishReason: 'tool_calls', clientGone: false, toolCalls: 2 });
+    expect(outcome.firstToolCallId).toBe('call_1');
+  });
+
+  it('writes no chunk for an empty text delta', async () => {
+    const { chunks } = await serve([
+      { type: 'text-delta', text: '' },
+      { type: 'text-delta', text: 'a' },
+      { type: 'reasoning-delta', text: '' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([{ role: 'assistant' }, { content: 'a' }, {}]);
+  });
+
+  it('reads nothing of the upstream when the client left while the role chunk waited', async () => {
+    const { writer, written } = scriptedWriter([Promise.resolve(false)]);
+    const { source, counter } = countedUpstream([
+      { type: 'usage', usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    const outcome = await streamOf(writer, source);
+    expect(outcome).toEqual({ clientGone: true, toolCalls: 0 });
+    expect(counter.read).toBe(0);
+    expect(written).toHaveLength(1);
+  });
+
+  it('stops reading the upstream when the client left while a delta waited for the socket', async () => {
+    const { writer, written } = scriptedWriter([true, Promise.resolve(false)]);
+    const { source, counter } = countedUpstream([
+      { type: 'text-delta', text: 'a' },
+      { type: 'text-delta', text: 'b' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    const outcome = await streamOf(writer, source);
+    expect(outcome).toMatchObject({ clientGone: true });
+    expect(counter.read).toBe(1);
+    expect(written).toHaveLength(2);
+  });
+
+  it('writes nothing more, and reports the client gone rather than the failure, when the response closed during the turn', async () => {
+    const state = { closed: false };
+    const { writer, written } = scriptedWriter([], state);
+    async function* closedThenFailed(): AsyncIterable<ChatEvent> {
+      state.closed = true;
+      yield { type: 'error', error: new GatewayError('upstream') };
+    }
+    const outcome = await streamOf(writer, closedThenFailed());
+    expect(outcome).toEqual({ clientGone: true, toolCalls: 0 });
+    expect(written).toHaveLength(1);
+  });
+
+  it('reports cached and reasoning token counts of 0 when the upstream reported them as 0', async () => {
+    const { chunks } = await serve(
+      [
+        {
+          type: 'usage',
+          usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5, cachedPromptTokens: 0, reasoningTokens: 0 },
+        },
+        { type: 'finish', reason: 'stop' },
+      ],
+      { includeUsage: true },
+    );
+    expect(chunks.at(-1)!.usage).toEqual({
+      prompt_tokens: 3,
+      completion_tokens: 2,
+      total_tokens: 5,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
   });
 
   it('adds a usage chunk with choices [] before [DONE] when include_usage is set', async () => {
@@ -135,6 +246,20 @@ describe(writeChatStream.name, () => {
       finish_reason: 'stop',
     });
     expect(data.at(-1)).toBe('[DONE]');
+    expect(outcome).toMatchObject({ failure: reason, clientGone: false });
+  });
+
+  it("writes the gateway's abort reason, not the upstream read's own error, when the gateway ended the turn", async () => {
+    const client = new AbortController();
+    const reason = new GatewayError('draining');
+    async function* cutByTheGateway(): AsyncIterable<ChatEvent> {
+      yield { type: 'text-delta', text: 'partial' };
+      client.abort(reason);
+      // The upstream read fails with its own error once the gateway aborted it.
+      throw new Error('socket hang up');
+    }
+    const { chunks, outcome } = await serve(cutByTheGateway, { signal: client.signal });
+    expect(chunks.at(-1)!.choices[0].delta.content).toBe('[error: service unavailable]');
     expect(outcome).toMatchObject({ failure: reason, clientGone: false });
   });
 
@@ -240,6 +365,13 @@ describe(aggregateCompletion.name, () => {
     ]);
     expect(message.finish_reason).toBe('tool_calls');
 
+    const twoCalls = await run([
+      { type: 'tool-call', call: { id: 'call_a', name: 'ls', kind: 'function', arguments: '{}' } },
+      { type: 'tool-call', call: { id: 'call_b', name: 'ls', kind: 'function', arguments: '{}' } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(twoCalls).toMatchObject({ finishReason: 'tool_calls', toolCalls: 2, firstToolCallId: 'call_a' });
+
     const onlyCalls = await run([
       { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{}' } },
       { type: 'finish', reason: 'stop' },
@@ -250,6 +382,19 @@ describe(aggregateCompletion.name, () => {
   it('reports zero usage when the upstream gave none', async () => {
     const { body } = await run([{ type: 'finish', reason: 'stop' }]);
     expect(body.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  });
+
+  it('keeps cached and reasoning token counts the upstream reported as 0', async () => {
+    const { body } = await run([
+      { type: 'usage', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cachedPromptTokens: 0 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(body.usage).toEqual({
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      total_tokens: 0,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
   });
 
   it('throws the error event, and invalid_tool_call when every call was invalid', async () => {
@@ -369,10 +514,18 @@ describe(ToolCallCollector.name, () => {
     expect(firstOnly.failure).toBeUndefined();
     expect(firstOnly.valid).toHaveLength(1);
 
-    const badFirst = new ToolCallCollector('r', 'function', { firstCallOnly: true });
+    // The calls after an invalid first one are neither checked nor logged.
+    const lines: unknown[] = [];
+    const badFirst = new ToolCallCollector('r', 'function', {
+      firstCallOnly: true,
+      logger: { info: (fields) => lines.push([fields.event, fields.index]) },
+    });
     badFirst.add({ id: 'a', name: 'ls', kind: 'function', arguments: '[1]' });
+    badFirst.add({ id: 'c', name: 'ls', kind: 'function', arguments: 'nope' });
+    badFirst.add({ name: '', kind: 'function' });
     badFirst.add({ id: 'b', name: 'ls', kind: 'function', arguments: '{}' });
     expect(badFirst.failure?.code).toBe('invalid_tool_call');
+    expect(lines).toEqual([['tool_call_invalid', 0]]);
   });
 
   it('ignores a repeated id', () => {
@@ -478,6 +631,15 @@ describe(ToolCallCollector.name, () => {
 });
 
 describe(ChunkFactory.name, () => {
+  it('stamps created in whole Unix seconds', () => {
+    const before = Math.floor(Date.now() / 1000);
+    const { created } = new ChunkFactory('m');
+    const after = Math.ceil(Date.now() / 1000);
+    expect(Number.isInteger(created)).toBe(true);
+    expect(created).toBeGreaterThanOrEqual(before);
+    expect(created).toBeLessThanOrEqual(after);
+  });
+
   it("writes a text delta's chunk as the same JSON as the whole chunk object, for any text and model", () => {
     // Full Unicode, lone surrogates and control characters included: what JSON.stringify escapes.
     const text = fc.string({ unit: 'binary', maxLength: 40 });
