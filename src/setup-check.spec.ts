@@ -1,4 +1,9 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ConfiguredLogin } from './accounts/configured-logins';
 import { configuredLogins } from './accounts/configured-logins';
+import type { AppConfig } from './config/app-config';
 import { loadConfig } from './config/app-config';
 import type { LoginCheck } from './core/login-state';
 import { runSetupCheck } from './setup-check';
@@ -6,23 +11,34 @@ import { runSetupCheck } from './setup-check';
 jest.mock('./accounts/configured-logins');
 
 /**
- * What the setup check prints of a login check's optional data (docs/troubleshooting.md "Check
- * the setup"): the CLI's version when the family's check reports one, nothing for it otherwise. The
- * e2e spec runs the real checks; here the check's answer is given, to cover both shapes.
+ * What the setup check prints of the login checks' answers (docs/troubleshooting.md "Check the
+ * setup"): each login's line with its optional data, whether the family passes, and the models the
+ * catalog would serve. The e2e spec runs the real checks; here each check's answer is given, to
+ * cover every shape.
  */
 describe(runSetupCheck.name, () => {
+  const NOW = Date.UTC(2026, 10, 28, 5, 0);
   const config = loadConfig({ HOME: '/nonexistent-home', GATEWAY_PROVIDERS: 'provider_c' });
 
-  async function printed(check: LoginCheck): Promise<{ code: number; text: string }> {
-    jest
-      .mocked(configuredLogins)
-      .mockReturnValue([
-        { provider: 'provider_c', account: 'default', spawnsCli: true, check: () => Promise.resolve(check) },
-      ]);
+  /** What the check prints and returns for provider_c logins whose checks answer as given, by alias. */
+  async function printedFor(
+    checks: Record<string, () => Promise<LoginCheck>>,
+    settings: AppConfig = config,
+  ): Promise<{ code: number; text: string }> {
+    jest.mocked(configuredLogins).mockReturnValue(
+      Object.entries(checks).map(([account, check]): ConfiguredLogin => ({
+        provider: 'provider_c',
+        account,
+        spawnsCli: true,
+        check,
+      })),
+    );
     let text = '';
-    const code = await runSetupCheck(config, { live: false, write: (chunk) => (text += chunk) });
+    const code = await runSetupCheck(settings, { live: false, write: (chunk) => (text += chunk), now: NOW });
     return { code, text };
   }
+
+  const printed = (check: LoginCheck) => printedFor({ default: () => Promise.resolve(check) });
 
   it("names the CLI's version in the login's line when the check reports one, as the login report does", async () => {
     const { code, text } = await printed({ state: 'usable', cliVersion: '2.1.332' });
@@ -38,5 +54,62 @@ describe(runSetupCheck.name, () => {
     expect(text).toContain(
       '  provider_c login "default" (Claude Code CLI): usable\n    plan: not read (not readable)\n  models: ',
     );
+  });
+
+  it('passes a family with one usable login beside a dead one, and reads no plan for the dead one', async () => {
+    const { code, text } = await printedFor({
+      dead: () => Promise.reject(new Error('spawn claude ENOENT')),
+      work: () => Promise.resolve({ state: 'usable' }),
+    });
+    expect(code).toBe(0);
+    expect(text).toMatch(
+      /\n {2}provider_c login "dead" \(Claude Code CLI\): unusable \(check failed\)[^\n]*\n {2}provider_c login "work" \(Claude Code CLI\): usable\n {4}plan: /,
+    );
+    expect(text).toContain('setup check passed');
+  });
+
+  it("fails a family none of whose logins is usable, and shows when each login's token expires, in hours from an hour on", async () => {
+    const { code, text } = await printedFor({
+      hour: () => Promise.resolve({ state: 'refresh_refused', expiresAt: NOW + 60 * 60_000 }),
+      gone: () => Promise.resolve({ state: 'refresh_refused', expiresAt: NOW - 2 * 60_000 }),
+    });
+    expect(code).toBe(1);
+    expect(text).toContain('    token expires: 2026-11-28T06:00:00Z (in 1 h 0 min)\n');
+    expect(text).toContain('    token expires: 2026-11-28T04:58:00Z (2 min ago)\n');
+    expect(text).not.toContain('    plan: ');
+    expect(text).toContain('setup check failed: 1 of 1 enabled families have no usable login (provider_c)');
+  });
+
+  it('says so when the catalog lists no model of the family', async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'setup-check-'));
+    try {
+      const catalog = path.join(directory, 'catalog.json');
+      fs.writeFileSync(
+        catalog,
+        JSON.stringify({
+          default_model: 'team-model',
+          models: [
+            {
+              id: 'team-model',
+              provider: 'provider_a',
+              upstream_model: 'gpt-5.6-terra',
+              reasoning_effort: 'medium',
+              verbosity: null,
+              service_tier: null,
+              structured: false,
+            },
+          ],
+        }),
+      );
+      const settings = loadConfig({
+        HOME: '/nonexistent-home',
+        GATEWAY_PROVIDERS: 'provider_c',
+        GATEWAY_MODEL_CATALOG: catalog,
+      });
+      const { text } = await printedFor({ default: () => Promise.resolve({ state: 'missing' }) }, settings);
+      expect(text).toContain('\n  models: none (the catalog lists none of this family)\n');
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

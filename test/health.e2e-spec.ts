@@ -49,6 +49,14 @@ describe('health endpoints', () => {
       },
     );
 
+    it.each(['/health', '/health/ready'])(
+      'GET %s says its JSON depends on Accept-Encoding (Vary), so a cache keeps gzipped and plain apart',
+      async (route) => {
+        const response = await fetch(`${gateway.url}${route}`);
+        expect(response.headers.get('vary')).toMatch(/\bAccept-Encoding\b/i);
+      },
+    );
+
     it('GET /health/ready answers 200 {"status":"ready"} while serving', async () => {
       const { status, body } = await getJson(`${gateway.url}/health/ready`);
       expect(status).toBe(200);

@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import type { AppConfig } from '../src/config/app-config';
 import { APP_CONFIG } from '../src/config/config.tokens';
@@ -72,6 +73,19 @@ describe('GET /metrics', () => {
         expect(text).toMatch(new RegExp(`^# HELP ${name} \\S`, 'm'));
         expect(declaredType(text, name)).toBe(kind);
       }
+    });
+
+    it('gzips the scrape for a scraper that accepts it, and sends it plain to one that does not', async () => {
+      const headers = { authorization: `Bearer ${SECRET}` };
+      const gzipped = await rawRequest(`${gateway.url}/metrics`, {
+        headers: { ...headers, 'accept-encoding': 'gzip' },
+      });
+      expect(gzipped.status).toBe(200);
+      expect(gzipped.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(gzipped.body).toString()).toMatch(/^# HELP gateway_chat_api_requests_total /m);
+      const plain = await rawRequest(`${gateway.url}/metrics`, { headers });
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.body.toString()).toMatch(/^# HELP gateway_chat_api_requests_total /m);
     });
 
     it('exposes the closed structured label sets at zero from boot', async () => {

@@ -1,5 +1,6 @@
 import { upstreamErrorCodes } from '../core/error-codes';
-import { GatewayMetrics, type MetricInstruments, type MetricsScope } from './gateway-metrics';
+import { GatewayMetrics, type MetricInstruments, type MetricsScope, modelLabel } from './gateway-metrics';
+import type { IdempotencyResult, QueueResult, ValidationResult } from './metric-declarations';
 
 /** provider_a alone, structured off: the smallest set of closed label sets. */
 const SCOPE: MetricsScope = { enabledProviders: ['provider_a'], structured: { enabled: false } };
@@ -40,6 +41,43 @@ describe('GatewayMetrics queue labels', () => {
   });
 });
 
+describe('GatewayMetrics closed label values', () => {
+  it('labels a provider that is no family none, and a result outside its set by its fallback', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.chatRequest({ provider: 'caller-said', model: 'other', status: 400, stream: false, durationSeconds: 0 });
+    metrics.queueWaited('provider_a', 'caller-said' as QueueResult, 1);
+    metrics.structuredValidated('caller-said' as ValidationResult);
+    metrics.structuredIdempotencyResult('caller-said' as IdempotencyResult);
+    expect(calls.get('requests.inc')).toEqual([[{ provider: 'none', model: 'other', status: '400' }]]);
+    expect(calls.get('queueWait.observe')).toEqual([[{ provider: 'provider_a', result: 'canceled' }, 1]]);
+    expect(calls.get('structuredValidation.inc')).toEqual([[{ result: 'unknown' }]]);
+    expect(calls.get('structuredIdempotency.inc')).toEqual([[{ result: 'miss' }]]);
+  });
+
+  it('keeps an upstream window name that is a short identifier, and labels any other other', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    const window = (name: string) => ({ name, usedRatio: 0.5, windowSeconds: 18_000 });
+    metrics.accountPlan('provider_a', 'team', {
+      windows: [window('gemini-2.5-pro'), window('not a name {}'), window('x'.repeat(97))],
+      planSpent: false,
+    });
+    expect(calls.get('accountQuotaUsed.set')!.map(([labels]) => (labels as { window: string }).window)).toEqual([
+      'gemini-2.5-pro',
+      'other',
+      'other',
+    ]);
+  });
+
+  it('labels a model by its catalog id, and other where there is none', () => {
+    expect(modelLabel('gpt-5.4')).toBe('gpt-5.4');
+    expect(modelLabel(null)).toBe('other');
+    expect(modelLabel(undefined)).toBe('other');
+  });
+});
+
 describe('GatewayMetrics series at zero from boot', () => {
   it("creates each enabled family's upstream error codes at 0, never canceled or a disabled family's", () => {
     const { instruments, calls } = recordingInstruments();
@@ -56,6 +94,16 @@ describe('GatewayMetrics series at zero from boot', () => {
     expect(labels).toContainEqual({ provider: 'provider_b', code: 'provider_project_required', route: 'chat' });
     expect(labels.filter((label) => (label as { code: string }).code === 'canceled')).toEqual([]);
     expect(labels.filter((label) => (label as { provider: string }).provider === 'provider_c')).toEqual([]);
+  });
+
+  it('creates every upstream session turn result at 0', () => {
+    const { instruments, calls } = recordingInstruments();
+    new GatewayMetrics(instruments, SCOPE);
+    expect(calls.get('upstreamSessionTurns.inc')).toEqual([
+      [{ result: 'reused' }, 0],
+      [{ result: 'incremental' }, 0],
+      [{ result: 'fallback' }, 0],
+    ]);
   });
 
   it("creates the structured route's upstream error codes at 0 for the families structured inference calls, and no other", () => {
@@ -113,6 +161,27 @@ describe('GatewayMetrics account plan', () => {
       expect(calls.get(`${gauge}.remove`)).toEqual([[labels]]);
   });
 
+  it("keeps each login's windows apart: a second login of the family reporting none leaves the first's", () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    const window = { name: 'primary', usedRatio: 0.5, resetsAt: 1_800_000_000_000, windowSeconds: 18_000 };
+    metrics.accountPlan('provider_a', 'work', { windows: [window], planSpent: false });
+    metrics.accountPlan('provider_a', 'home', { windows: [], planSpent: false });
+    expect(calls.get('accountQuotaUsed.remove')).toBeUndefined();
+  });
+
+  it('shows when a window resets in whole seconds, rounded up', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    metrics.accountPlan('provider_a', 'work', {
+      windows: [{ name: 'primary', usedRatio: 0.5, resetsAt: 1_800_000_000_200, windowSeconds: 18_000 }],
+      planSpent: false,
+    });
+    expect(calls.get('accountQuotaReset.set')).toEqual([
+      [{ provider: 'provider_a', account: 'work', window: 'primary' }, 1_800_000_001],
+    ]);
+  });
+
   it('takes a figure away once the latest report of its window lacks it, as /v1/accounts shows null', () => {
     const { instruments, calls } = recordingInstruments();
     const metrics = new GatewayMetrics(instruments, SCOPE);
@@ -152,12 +221,58 @@ describe('GatewayMetrics account and request values', () => {
     expect(calls.get('accountPaidAvailable.set')).toEqual([[{ provider: 'provider_a', account: 'work' }, 1]]);
   });
 
-  it("creates a registered login's paid-turn counter at 0, so an increase() over it reads 0 rather than no data", () => {
+  it("creates a registered login's counters at 0, so an increase() over them reads 0 rather than no data", () => {
     const { instruments, calls } = recordingInstruments();
     const metrics = new GatewayMetrics(instruments, SCOPE);
     calls.clear();
     metrics.accountRegistered('provider_a', 'work');
-    expect(calls.get('paidTurns.inc')).toEqual([[{ provider: 'provider_a', account: 'work' }, 0]]);
+    const login = { provider: 'provider_a', account: 'work' };
+    expect(calls.get('paidTurns.inc')).toEqual([[login, 0]]);
+    expect(calls.get('accountMovedAway.inc')).toEqual([[login, 0]]);
+    expect(calls.get('accountSelections.inc')).toEqual(
+      ['pinned', 'new', 'moved'].map((kind) => [{ ...login, kind }, 0]),
+    );
+    expect(calls.get('accountCooldowns.inc')).toEqual(
+      ['usage_limit', 'rate_limited'].map((reason) => [{ ...login, reason }, 0]),
+    );
+  });
+
+  it("counts a login's cooldowns by their reason and shows its turns in flight", () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.accountCooldown('provider_a', 'work', 'rate_limited');
+    metrics.accountInFlight('provider_a', 'work', 3);
+    expect(calls.get('accountCooldowns.inc')).toEqual([
+      [{ provider: 'provider_a', account: 'work', reason: 'rate_limited' }],
+    ]);
+    expect(calls.get('accountInFlight.set')).toEqual([[{ provider: 'provider_a', account: 'work' }, 3]]);
+  });
+
+  it('counts every token kind the upstream reports, reasoning included, and no kind outside the set', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    for (const kind of ['prompt', 'completion', 'cached', 'reasoning', 'caller-said'])
+      metrics.tokensUsed('provider_a', kind, 7);
+    metrics.tokensUsed('provider_a', 'prompt', 0);
+    expect(calls.get('tokens.inc')).toEqual(
+      ['prompt', 'completion', 'cached', 'reasoning'].map((kind) => [{ provider: 'provider_a', kind }, 7]),
+    );
+  });
+
+  it('counts retries by the code retried, fast-tier requests by model, and structured latency and tokens by result and kind', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.upstreamRetry('provider_a', 'rate_limited');
+    metrics.fastTierRequest('gpt-5.4-fast');
+    metrics.structuredCompleted('gpt-5.4', 'timeout', 2);
+    metrics.structuredTokensUsed('gpt-5.4', 'completion', 9);
+    expect(calls.get('upstreamRetries.inc')).toEqual([[{ provider: 'provider_a', code: 'rate_limited' }]]);
+    expect(calls.get('fastTierRequests.inc')).toEqual([[{ model: 'gpt-5.4-fast' }]]);
+    expect(calls.get('structuredLatency.observe')).toEqual([[{ model: 'gpt-5.4', result: 'timeout' }, 2]]);
+    expect(calls.get('structuredTokens.inc')).toEqual([[{ model: 'gpt-5.4', kind: 'completion' }, 9]]);
   });
 
   it('labels request durations by whether the request streamed (the dashboard filters stream="true")', () => {

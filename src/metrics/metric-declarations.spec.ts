@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { Test } from '@nestjs/testing';
 import { register } from 'prom-client';
 import { loadConfig } from '../config/app-config';
@@ -26,6 +28,21 @@ describe('METRICS', () => {
       if (declaration.kind !== 'histogram') expect(buckets).toBeUndefined();
       else expect([...buckets!].sort((a, b) => a - b)).toEqual(buckets);
     }
+  });
+
+  it('gives each histogram the buckets docs/endpoints.md lists for it (what dashboards and alerts read)', () => {
+    const docs = readFileSync(path.join(__dirname, '../../docs/endpoints.md'), 'utf8');
+    // A list item of metric names, a colon and numbers: the buckets of each histogram it names.
+    const documented = new Map<string, number[]>();
+    for (const [, names, bounds] of docs.matchAll(/^- ((?:`gateway_chat_api_\w+`(?:, )?)+): ([\d., ]+)$/gm))
+      for (const [, name] of names.matchAll(/`(\w+)`/g)) documented.set(name, bounds.split(', ').map(Number));
+    const histograms = declarations.filter((declaration) => declaration.kind === 'histogram');
+    expect(histograms.length).toBeGreaterThan(0);
+    for (const declaration of histograms)
+      expect({ name: declaration.name, buckets: declaration.buckets }).toEqual({
+        name: declaration.name,
+        buckets: documented.get(declaration.name),
+      });
   });
 });
 

@@ -84,6 +84,11 @@ describe('the cgroup memory the alert divides by the limit', () => {
     expect(readsOf(path.join(files.mount, 'gateway', 'memory.current'))).toBe(2);
   });
 
+  it('is never below 0 when inactive_file outgrows memory.current between the two reads', async () => {
+    cgroup('0::/\n', '/', { 'memory.current': '1000\n', 'memory.stat': 'inactive_file 1300\n' });
+    expect(await cgroupWorkingSet(files)()).toBe(0);
+  });
+
   it('is memory.current itself when memory.stat is missing', async () => {
     cgroup('0::/\n', '/', { 'memory.current': '4096\n' });
     expect(await cgroupWorkingSet(files)()).toBe(4096);
@@ -121,5 +126,17 @@ describe(registerProcessMetrics.name, () => {
     await gauge.get();
     await gauge.get();
     expect(readsOf('/proc/self/cgroup')).toBe(1);
+  });
+
+  it("shows the container's memory limit where the process has one below the machine's memory", async () => {
+    registerProcessMetrics();
+    const limit = Math.floor(os.totalmem() / 2);
+    const constrained = jest.spyOn(process, 'constrainedMemory').mockReturnValue(limit);
+    try {
+      const { values } = await register.getSingleMetric(METRICS.memoryLimit.name)!.get();
+      expect(values.map(({ value }) => value)).toEqual([limit]);
+    } finally {
+      constrained.mockRestore();
+    }
   });
 });
