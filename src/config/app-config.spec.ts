@@ -359,18 +359,42 @@ describe(loadConfig.name, () => {
     });
 
     it('keeps the environment for provider_c children minus the bearer secret and every credential route', () => {
+      // Every credential route by name, and a setting under each third-party backend's prefix,
+      // written out here so that a name dropped from the gateway's list fails this test.
+      const routes = [
+        'ANTHROPIC_API_KEY',
+        'ANTHROPIC_AUTH_TOKEN',
+        'ANTHROPIC_AWS_API_KEY',
+        'ANTHROPIC_BEDROCK_BASE_URL',
+        'ANTHROPIC_FEDERATION_RULE_ID',
+        'ANTHROPIC_FOUNDRY_API_KEY',
+        'ANTHROPIC_GOOGLE_CLOUD_PROJECT',
+        'ANTHROPIC_IDENTITY_TOKEN',
+        'ANTHROPIC_IDENTITY_TOKEN_FILE',
+        'ANTHROPIC_PROFILE',
+        'ANTHROPIC_UNIX_SOCKET',
+        'ANTHROPIC_VERTEX_PROJECT_ID',
+        'AWS_BEARER_TOKEN_BEDROCK',
+        'CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR',
+        'CLAUDE_CODE_GATEWAY_TOKEN',
+        'CLAUDE_CODE_GATEWAY_TOKEN_FILE_DESCRIPTOR',
+        'CLAUDE_CODE_HOST_AUTH_ENV_VAR',
+        'CLAUDE_CODE_HOST_CREDS_FILE',
+        'CLAUDE_CODE_PROVIDER_MANAGED_BY_HOST',
+        'CLAUDE_CODE_RUNNER_MODEL_SOCKET',
+        'CLAUDE_CODE_USE_ANTHROPIC_AWS',
+        'CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD',
+        'CLAUDE_CODE_USE_BEDROCK',
+        'CLAUDE_CODE_USE_FOUNDRY',
+        'CLAUDE_CODE_USE_GATEWAY',
+        'CLAUDE_CODE_USE_MANTLE',
+        'CLAUDE_CODE_USE_VERTEX',
+      ];
       const config = loadConfig({
         HOME,
         PATH: '/bin',
         GATEWAY_BEARER_SECRET: 'top-secret-top-secret',
-        ANTHROPIC_API_KEY: 'k',
-        ANTHROPIC_AUTH_TOKEN: 't',
-        CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR: '3',
-        CLAUDE_CODE_USE_VERTEX: '1',
-        CLAUDE_CODE_USE_GATEWAY: '1',
-        ANTHROPIC_FOUNDRY_API_KEY: 'f',
-        AWS_BEARER_TOKEN_BEDROCK: 'b',
-        ANTHROPIC_UNIX_SOCKET: '/run/api.sock',
+        ...Object.fromEntries(routes.map((name) => [name, '1'])),
         // Not credential routes: the login itself, where the first-party API is, a feature switch.
         CLAUDE_CODE_OAUTH_TOKEN: 'o',
         ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
@@ -383,16 +407,7 @@ describe(loadConfig.name, () => {
         ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
         CLAUDE_CODE_USE_POWERSHELL_TOOL: '1',
       });
-      expect(config.providerC.droppedCredentialVariables).toEqual([
-        'ANTHROPIC_API_KEY',
-        'ANTHROPIC_AUTH_TOKEN',
-        'ANTHROPIC_FOUNDRY_API_KEY',
-        'ANTHROPIC_UNIX_SOCKET',
-        'AWS_BEARER_TOKEN_BEDROCK',
-        'CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR',
-        'CLAUDE_CODE_USE_GATEWAY',
-        'CLAUDE_CODE_USE_VERTEX',
-      ]);
+      expect(config.providerC.droppedCredentialVariables).toEqual(routes);
     });
   });
 

@@ -9,7 +9,12 @@ import type { RecordingLogger } from '../../../test/support/recorders';
 import { recordingLogger } from '../../../test/support/recorders';
 import { closedLoopbackPort } from '../../../test/support/closed-port';
 import { LoginFileFailure } from '../login-file-check';
-import { claudeLoginCommand, credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
+import {
+  claudeLoginCommand,
+  claudeTokenFileCommand,
+  credentialsFileOf,
+  refreshCredentialsAhead,
+} from './provider-c.credentials';
 
 const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
 
@@ -56,6 +61,20 @@ describe(refreshCredentialsAhead.name, () => {
     store(Date.now() + 3600_000);
     expect(await refreshCredentialsAhead(login(), url, 300_000, silent)).toBeUndefined();
     expect(grants).toEqual([]);
+  });
+
+  it('leaves a login alone that has no refresh token or no expiry to renew by, however near its end', async () => {
+    store(1_000_000 + 60_000, { refreshToken: '' });
+    expect(await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000)).toBeUndefined();
+    store(1_000_000 + 60_000, { refreshToken: undefined });
+    expect(await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000)).toBeUndefined();
+    // No expiry (or one not a number) says nothing about when the token ends: not a reason to spend the refresh token.
+    store(1_000_000 + 60_000, { expiresAt: undefined });
+    expect(await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000)).toBeUndefined();
+    store(1_000_000 + 60_000, { expiresAt: '1060000' });
+    expect(await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000)).toBeUndefined();
+    expect(grants).toEqual([]);
+    expect(stored().claudeAiOauth.accessToken).toBe('old');
   });
 
   it("renews a login about to expire with the CLI's JSON grant and keeps every other field", async () => {
@@ -147,6 +166,22 @@ describe(refreshCredentialsAhead.name, () => {
       expect(logger.text()).not.toMatch(/"old"|"r1"|"new"|secret/);
       return lines[0];
     }
+
+    it('says which login it renewed, and nothing else, when the refresh succeeds', async () => {
+      store(Date.now() + 60_000);
+      answer = { status: 200, body: { access_token: 'new', expires_in: 3600 } };
+      await refreshCredentialsAhead(login(), url, 300_000, logger);
+      expect(logger.records).toEqual([
+        {
+          event: 'provider_c_token_refreshed',
+          provider: 'provider_c',
+          account: 'team',
+          path: credentialsFileOf(dir),
+          msg: 'provider_c_token_refreshed',
+        },
+      ]);
+      expect(logger.text()).not.toMatch(/"old"|"r1"|"new"/);
+    });
 
     it("says which login's refresh token was refused and that login's own login command", async () => {
       store(Date.now() + 60_000);
@@ -271,5 +306,19 @@ describe(refreshCredentialsAhead.name, () => {
       expect(failure).toMatchObject({ errno: 'ENOENT', fix: expect.stringContaining(loginCommand()) });
       expect(grants).toEqual([]);
     });
+  });
+});
+
+describe('the provider_c login commands', () => {
+  it('quotes a config directory for the shell in the command that logs it in again', () => {
+    expect(claudeLoginCommand('/srv/claude team')).toBe(
+      "run `CLAUDE_CONFIG_DIR='/srv/claude team' claude` on the gateway's machine, then `/login` (it rewrites /srv/claude team/.credentials.json)",
+    );
+  });
+
+  it('says where the long-lived token the CLI prints goes', () => {
+    expect(claudeTokenFileCommand('/srv/claude/token')).toBe(
+      "run `claude setup-token` on the gateway's machine and write the token it prints to /srv/claude/token",
+    );
   });
 });
