@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLAUDE_CODE_PIN, claudeCapturePath } from '../../../test/support/oracle-pins';
 import type { ProviderCLogin } from './provider-c.credentials';
-import { checkProviderCLogin, parseAuthStatus } from './provider-c.login-check';
+import { checkProviderCLogin, parseAuthStatus, resolveCommand } from './provider-c.login-check';
 
 const FIXTURE = claudeCapturePath('auth-status.json');
 
@@ -61,6 +61,8 @@ describe(parseAuthStatus.name, () => {
   it('never takes anything else from the answer (it carries the e-mail)', () => {
     const check = parseAuthStatus(JSON.stringify({ loggedIn: true, email: 'jane@example.com', orgName: 'Acme' }));
     expect(JSON.stringify(check)).not.toMatch(/jane|Acme/);
+    // An answer naming no backend is Anthropic's API (the CLI's default).
+    expect(check).toEqual({ state: 'usable' });
   });
 
   it('does not mistake garbage for a logout', () => {
@@ -112,6 +114,16 @@ describe(checkProviderCLogin.name, () => {
       reason: 'PROVIDER_C_COMMAND is not executable',
       fix: `${script} is not executable: run \`chmod +x ${script}\` (or set PROVIDER_C_COMMAND to the claude executable)`,
     });
+    // A path relative to the working directory is a path too, not a name to look up on the PATH.
+    expect(await check(path.relative(process.cwd(), dir))).toMatchObject({
+      reason: 'PROVIDER_C_COMMAND is a directory',
+    });
+    // The fix's command is quoted for the shell.
+    const spaced = path.join(dir, 'my claude');
+    fs.writeFileSync(spaced, '#!/bin/sh\n', { mode: 0o644 });
+    expect(await check(spaced)).toMatchObject({
+      fix: `${spaced} is not executable: run \`chmod +x '${spaced}'\` (or set PROVIDER_C_COMMAND to the claude executable)`,
+    });
     // No such file: the install is the fix, as for a name not on the PATH.
     expect(await check(path.join(dir, 'nowhere', 'claude'))).toEqual({
       state: 'cli_missing',
@@ -121,6 +133,10 @@ describe(checkProviderCLogin.name, () => {
 
   it('reads a config directory as the CLI would', async () => {
     expect(await checkProviderCLogin(configDir(), settings(), now)).toMatchObject({ state: 'missing' });
+    // A refresh token and an expiry without an access token are no login the CLI could use.
+    expect(
+      await checkProviderCLogin(configDir({ refreshToken: 'r', expiresAt: now + 3_600_000 }), settings(), now),
+    ).toEqual({ state: 'missing', reason: 'no login in .credentials.json' });
     expect(
       await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now + 3_600_000 }), settings(), now),
     ).toEqual({ state: 'usable', expiresAt: now + 3_600_000 });
@@ -134,6 +150,27 @@ describe(checkProviderCLogin.name, () => {
     expect(
       await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now - 1 }), settings(), now),
     ).toMatchObject({ state: 'unusable' });
+  });
+
+  it('asks the CLI for its own login as the children run it, without settings files', async () => {
+    // A stand-in claude that writes down each argv it is run with and answers as the real one does.
+    const argvLog = path.join(dir, 'argv');
+    const claude = path.join(dir, 'claude');
+    fs.writeFileSync(
+      claude,
+      `#!/bin/sh\nfor a in "$@"; do printf '[%s]' "$a"; done >> '${argvLog}'\necho >> '${argvLog}'\n` +
+        `echo '{"loggedIn":true,"authMethod":"claude.ai","apiProvider":"firstParty"}'\n`,
+      { mode: 0o755 },
+    );
+    const login: ProviderCLogin = {
+      alias: 'default',
+      kind: 'cli',
+      loginFile: path.join(dir, '.credentials.json'),
+    };
+    expect(
+      await checkProviderCLogin(login, { command: claude, childEnv: { PATH: '/usr/bin:/bin' } }, now),
+    ).toMatchObject({ state: 'usable' });
+    expect(fs.readFileSync(argvLog, 'utf8').split('\n')).toContain('[--setting-sources][][auth][status][--json]');
   });
 
   it('reads a token file', async () => {
@@ -157,5 +194,22 @@ describe(checkProviderCLogin.name, () => {
     });
     fs.rmdirSync(file);
     expect(await checkProviderCLogin(login, settings(), now)).toEqual({ state: 'missing', reason: 'no token file' });
+  });
+});
+
+describe(resolveCommand.name, () => {
+  it('takes a command with a slash, relative ones included, as a path rather than a name on the PATH', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-resolve-'));
+    try {
+      const claude = path.join(dir, 'claude');
+      fs.writeFileSync(claude, '#!/bin/sh\n', { mode: 0o755 });
+      const relative = path.relative(process.cwd(), claude);
+      expect(relative).toContain('/');
+      expect(resolveCommand(relative, '')).toBe(relative);
+      expect(resolveCommand('claude', dir)).toBe(claude);
+      expect(resolveCommand('claude', '')).toBeUndefined();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
