@@ -1,4 +1,6 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { accountPools, closeAdapterModules } from '../../../test/support/adapter-module';
@@ -64,6 +66,43 @@ describe('provider_c logins', () => {
     expect(refused?.publicMessage).not.toContain('`/login`');
     dir.release();
     file.release();
+  });
+
+  it('fails a turn on an empty token file as a fault of the file, not a refusal by the API', async () => {
+    const listed = config(`file=${path.join(scratch, 'token')}`);
+    const pool = createProviderCPool(listed, await accountPools(listed));
+    fs.writeFileSync(path.join(scratch, 'token'), ' \n');
+    pool.sweep();
+    const file = pool.acquire(undefined);
+    let failure: GatewayError | undefined;
+    try {
+      file.handle.childEnv();
+    } catch (error) {
+      failure = error as GatewayError;
+    }
+    expect(failure).toMatchObject({
+      code: 'auth',
+      detail: 'provider_c token file is missing or empty',
+    });
+    file.release();
+    // Dead until the file changes, and no answer of the API to be disproved by a later turn.
+    pool.applyFailure('file', failure!);
+    expect(pool.stateOf('file').kind).toBe('login_dead');
+    expect(pool.stateOf('file')).not.toHaveProperty('refusedBy');
+  });
+
+  it('takes a token file emptied and filled again with the same token for the same login', async () => {
+    const listed = config(`file=${path.join(scratch, 'token')}`);
+    const pool = createProviderCPool(listed, await accountPools(listed));
+    pool.sweep();
+    pool.applyFailure('file', new GatewayError('usage_limit', { retryAfterSeconds: 600 }));
+    // An empty file names no login: what the pool knew of the login stays.
+    fs.writeFileSync(path.join(scratch, 'token'), '');
+    pool.sweep();
+    expect(pool.stateOf('file').kind).toBe('cooling');
+    fs.writeFileSync(path.join(scratch, 'token'), 'sk-ant-oat01-one\n');
+    pool.sweep();
+    expect(pool.stateOf('file').kind).toBe('cooling');
   });
 
   it('says another token in a token file is a new login; a config directory names none, so its state stays', async () => {
@@ -135,7 +174,7 @@ describe('provider_c logins', () => {
 
   it("reads the CLI's own login from its environment token, else its config dir's credentials, else not at all", async () => {
     await expect(
-      providerCLoginToken(config(undefined, { CLAUDE_CODE_OAUTH_TOKEN: 'env-token' }), 'default'),
+      providerCLoginToken(config(undefined, { CLAUDE_CODE_OAUTH_TOKEN: ' env-token\n' }), 'default'),
     ).resolves.toBe('env-token');
     await expect(providerCLoginToken(config(), 'default')).rejects.toBeInstanceOf(LoginNotReadable);
     fs.mkdirSync(path.join(scratch, '.claude'));
@@ -145,5 +184,91 @@ describe('provider_c logins', () => {
     await expect(
       providerCLoginToken(config(undefined, { CLAUDE_CONFIG_DIR: path.join(scratch, 'dir') }), 'default'),
     ).resolves.toBe('moved-access');
+  });
+
+  describe('the background refresh of a config directory', () => {
+    let server: http.Server;
+    let tokenUrl: string;
+    let grants: number;
+    /** While set, the token endpoint holds its answers until `answer()`; afterwards it answers at once. */
+    let held: Array<() => void> | undefined;
+    let granted: () => void;
+    let grantArrived: Promise<void>;
+
+    beforeAll(async () => {
+      server = http.createServer((request, response) => {
+        request.resume();
+        request.on('end', () => {
+          grants++;
+          granted();
+          const send = () =>
+            response
+              .writeHead(200, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ access_token: 'renewed', expires_in: 3600 }));
+          if (held) held.push(send);
+          else send();
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      tokenUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/oauth/token`;
+    });
+    afterAll(() => new Promise((resolve) => server.close(resolve)));
+    beforeEach(() => {
+      grants = 0;
+      held = undefined;
+      grantArrived = new Promise((resolve) => (granted = resolve));
+      // A login expiring within the window: due for a refresh.
+      fs.writeFileSync(
+        path.join(scratch, 'dir', '.credentials.json'),
+        JSON.stringify({ claudeAiOauth: { accessToken: 'a', refreshToken: 'r', expiresAt: Date.now() + 60_000 } }),
+      );
+    });
+    const answer = () => {
+      const waiting = held ?? [];
+      held = undefined;
+      for (const send of waiting) send();
+    };
+    const dirAccount = async () => {
+      const listed = config(`dir=${path.join(scratch, 'dir')}`, { PROVIDER_C_TOKEN_URL: tokenUrl });
+      const lease = createProviderCPool(listed, await accountPools(listed)).acquire(undefined);
+      lease.release();
+      return lease.handle;
+    };
+    const stored = () =>
+      JSON.parse(fs.readFileSync(path.join(scratch, 'dir', '.credentials.json'), 'utf8')).claudeAiOauth.accessToken;
+
+    it('leaves the login to a running child (the CLI renews it itself), and renews it once none runs', async () => {
+      const account = await dirAccount();
+      const childEnded = account.childStarting();
+      await expect(account.refreshAhead(300_000, recordingLogger())).resolves.toBeUndefined();
+      expect(grants).toBe(0);
+      expect(stored()).toBe('a');
+      childEnded();
+      await expect(account.refreshAhead(300_000, recordingLogger())).resolves.toEqual(expect.any(Number));
+      expect(grants).toBe(1);
+      expect(stored()).toBe('renewed');
+    });
+
+    it('runs one refresh at a time, and a turn waits for the one in flight before its child starts', async () => {
+      const account = await dirAccount();
+      expect(account.refreshInFlight()).toBeUndefined();
+      held = [];
+      const first = account.refreshAhead(300_000, recordingLogger());
+      await grantArrived;
+      // A second check while the first refresh is in flight spends no second grant.
+      const second = account.refreshAhead(300_000, recordingLogger());
+      const inFlight = account.refreshInFlight();
+      expect(inFlight).toBeInstanceOf(Promise);
+      let settled = false;
+      void inFlight!.then(() => (settled = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled).toBe(false);
+      answer();
+      await expect(first).resolves.toEqual(expect.any(Number));
+      await expect(second).resolves.toBeUndefined();
+      await expect(inFlight).resolves.toBeUndefined();
+      expect(grants).toBe(1);
+      expect(account.refreshInFlight()).toBeUndefined();
+    });
   });
 });
