@@ -32,4 +32,17 @@ describe(checkProviderBLogin.name, () => {
       expiresAt: NOW - 1,
     });
   });
+
+  it('tells a file that is not a login, or that the system refuses, from no login file, with the fix for the file', async () => {
+    fs.writeFileSync(file, 'not json');
+    expect(await checkProviderBLogin(file, NOW)).toEqual({ state: 'unusable', reason: 'login file not a JSON object' });
+    // A directory in its place (EISDIR, which root meets too): the errno and what to do with the file.
+    fs.rmSync(file);
+    fs.mkdirSync(file);
+    expect(await checkProviderBLogin(file, NOW)).toEqual({
+      state: 'unusable',
+      reason: 'login file unreadable: EISDIR',
+      fix: expect.stringContaining(`${file} is a directory, not a login file`),
+    });
+  });
 });
