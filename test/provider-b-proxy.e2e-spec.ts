@@ -71,6 +71,18 @@ describe('provider_b through an egress proxy', () => {
     expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
   });
 
+  it('refreshes an expired token through the proxy too: when it refuses, not even the token endpoint is reached', async () => {
+    gateway = await startGateway({
+      ...providerBSettings(fake, home, { creds: { expiryDateMs: Date.now() - 1000 } }),
+      GATEWAY_PROVIDERS: 'provider_b',
+      HTTP_PROXY: proxy.url,
+    });
+    proxy.refuse();
+    expect((await chat(gateway)).status).toBe(502);
+    expect(fake.requests()).toEqual([]);
+    expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
+  });
+
   it('goes direct for a host in NO_PROXY (read in lower case too)', async () => {
     gateway = await startGateway({
       ...providerBSettings(fake, home),
