@@ -21,6 +21,7 @@ import { recordingLogger } from './support/recorders';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { closeAdapterModules } from './support/adapter-module';
 import { makeProviderAAdapter } from './support/provider-a-adapter';
+import { FIRING_BOUND } from './support/timer-bounds';
 
 /** provider_a adapter against the loopback fake: stream translation, errors, retries, timers, abort. */
 describe('ProviderAAdapter (stream, errors, retries)', () => {
@@ -256,7 +257,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
       const events = await collectEvents(
         await (
-          await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' })
+          await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: FIRING_BOUND })
         ).stream(providerAChatRequest(), callContext()),
       );
       expect(events).toEqual([
@@ -269,7 +270,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('rejects with timeout when nothing arrives before the idle timeout', async () => {
       fake().enqueue({ frames: [], holdOpen: true });
       const failure = await rejectionOf(
-        (await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' })).stream(providerAChatRequest(), callContext()),
+        (await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: FIRING_BOUND })).stream(providerAChatRequest(), callContext()),
       );
       expect(failure.code).toBe('timeout');
       expect(fake().requests()).toHaveLength(1);
@@ -280,14 +281,15 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
         frames: [
           created(),
           textDelta('a'),
-          textDelta('b', 'msg_1', 250),
-          textDelta('c', 'msg_1', 250),
-          textDelta('d', 'msg_1', 250),
+          // Each a second apart: the idle bound (5 s here) never fires, the turn's bound does.
+          textDelta('b', 'msg_1', 1000),
+          textDelta('c', 'msg_1', 1000),
+          textDelta('d', 'msg_1', 1000),
         ],
         holdOpen: true,
       });
       const events = await collectEvents(
-        await (await adapterFor({ PROVIDER_A_TIMEOUT: '600ms' })).stream(providerAChatRequest(), callContext()),
+        await (await adapterFor({ PROVIDER_A_TIMEOUT: FIRING_BOUND })).stream(providerAChatRequest(), callContext()),
       );
       expect(events.at(-1)).toMatchObject({ type: 'error', error: { code: 'timeout' } });
       expect(events.filter((event) => event.type === 'text-delta').length).toBeLessThan(4);

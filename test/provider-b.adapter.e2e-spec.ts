@@ -21,6 +21,7 @@ import {
 } from './support/provider-b-fixtures';
 import type { AdapterModule } from './support/adapter-module';
 import { adapterModule } from './support/adapter-module';
+import { FIRING_BOUND, PAST_FIRING_BOUND_MS } from './support/timer-bounds';
 
 const CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com';
 const CLIENT_SECRET = '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';
@@ -614,7 +615,7 @@ describe(ProviderBAdapter.name, () => {
 
     it('times out a silent stream with the idle timeout', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
-      const adapter = await adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' } });
+      const adapter = await adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: FIRING_BOUND } });
       const events = await collect(await adapter.stream(chatRequest(), context()));
       expect(events).toEqual([
         { type: 'text-delta', text: 'first' },
@@ -624,17 +625,17 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('bounds the wait for response headers with the idle timeout', async () => {
-      fake.enqueue('streamGenerateContent', { delayMs: 2000 });
-      const adapter = await adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '200ms' } });
+      fake.enqueue('streamGenerateContent', { delayMs: PAST_FIRING_BOUND_MS });
+      const adapter = await adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: FIRING_BOUND } });
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'timeout' });
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
     });
 
     it('fails with timeout when PROVIDER_B_TIMEOUT passes', async () => {
       fake.enqueue('streamGenerateContent', {
-        frames: [{ json: textFrame('first') }, { json: textFrame('late'), delayMs: 2000 }],
+        frames: [{ json: textFrame('first') }, { json: textFrame('late'), delayMs: PAST_FIRING_BOUND_MS }],
       });
-      const adapter = await adapterWith({ project: 'p', env: { PROVIDER_B_TIMEOUT: '400ms' } });
+      const adapter = await adapterWith({ project: 'p', env: { PROVIDER_B_TIMEOUT: FIRING_BOUND } });
       const events = await collect(await adapter.stream(chatRequest(), context()));
       expect(events).toEqual([
         { type: 'text-delta', text: 'first' },

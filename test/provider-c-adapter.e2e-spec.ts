@@ -28,6 +28,7 @@ import { claudeCapturePath } from './support/oracle-pins';
 import { trackSourceTimers } from './support/pending-timers';
 import type { AdapterModule } from './support/adapter-module';
 import { adapterModule } from './support/adapter-module';
+import { FIRING_BOUND } from './support/timer-bounds';
 
 const catalog = ModelCatalog.load(undefined, ['provider_c']);
 const EXPECTED_ARGV = [...CLAUDE_ARGV_BEFORE_MODEL, 'claude-fable-5'];
@@ -484,7 +485,7 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('PROVIDER_C_TIMEOUT before the first line rejects with timeout (504)', async () => {
-      const h = await harness([{ stdout: [], hang: true }], { PROVIDER_C_TIMEOUT: '500ms' });
+      const h = await harness([{ stdout: [], hang: true }], { PROVIDER_C_TIMEOUT: FIRING_BOUND });
       const error = (await h.adapter
         .stream(request(), call().context)
         .catch((thrown: unknown) => thrown)) as GatewayError;
@@ -493,7 +494,7 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('the idle timeout ends a silent run with a timeout error', async () => {
-      const h = await harness([hangingRun()], { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' });
+      const h = await harness([hangingRun()], { GATEWAY_STREAM_IDLE_TIMEOUT: FIRING_BOUND });
       const events = await runTurn(h);
       expect(events[events.length - 1]).toMatchObject({ type: 'error', error: { code: 'timeout' } });
       expect(readRuns(h.dir)[0].signal).toBe('SIGTERM');
