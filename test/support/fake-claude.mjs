@@ -10,12 +10,18 @@ import * as path from 'node:path';
 
 // `claude auth status --json` (the gateway's startup login report) answers like the real CLI
 // (src/providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json) and is not a run:
-// it records nothing and takes no run index. FAKE_CLAUDE_LOGGED_IN=0 plays a CLI without a login;
-// FAKE_CLAUDE_AUTH_METHOD (default `oauth_token`) and FAKE_CLAUDE_API_PROVIDER (default
-// `firstParty`) play a CLI logged in some other way, such as `api_key` (it would bill an API key).
-// The gateway asks it as `claude --setting-sources "" auth status --json`.
+// it takes no run index and records only its argv, one JSON array per line appended to
+// FAKE_CLAUDE_RECORD_DIR/auth-status-argv.jsonl (when that is set). FAKE_CLAUDE_LOGGED_IN=0 plays a
+// CLI without a login; FAKE_CLAUDE_AUTH_METHOD (default `oauth_token`) and FAKE_CLAUDE_API_PROVIDER
+// (default `firstParty`) play a CLI logged in some other way, such as `api_key` (it would bill an
+// API key). The gateway asks it as `claude --setting-sources "" auth status --json`.
 const statusAt = process.argv.indexOf('auth');
 if (statusAt >= 2 && process.argv[statusAt + 1] === 'status') {
+  if (process.env.FAKE_CLAUDE_RECORD_DIR) {
+    fs.mkdirSync(process.env.FAKE_CLAUDE_RECORD_DIR, { recursive: true });
+    const argvLog = path.join(process.env.FAKE_CLAUDE_RECORD_DIR, 'auth-status-argv.jsonl');
+    fs.appendFileSync(argvLog, `${JSON.stringify(process.argv.slice(2))}\n`);
+  }
   const loggedIn = process.env.FAKE_CLAUDE_LOGGED_IN !== '0';
   const authMethod = loggedIn ? (process.env.FAKE_CLAUDE_AUTH_METHOD ?? 'oauth_token') : 'none';
   const apiProvider = process.env.FAKE_CLAUDE_API_PROVIDER ?? 'firstParty';

@@ -114,6 +114,17 @@ export function providerCSettings(dir: string, runs: readonly FakeClaudeRun[]): 
   return { PROVIDER_C_COMMAND: FAKE_CLAUDE_PATH, FAKE_CLAUDE_SCRIPT: scriptPath, FAKE_CLAUDE_RECORD_DIR: recordDir };
 }
 
+/** The argv of each `auth status` ask the fake answered with FAKE_CLAUDE_RECORD_DIR=`recordDir`, in order. */
+export function readAuthStatusArgv(recordDir: string): string[][] {
+  const file = path.join(recordDir, 'auth-status-argv.jsonl');
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as string[]);
+}
+
 /** Every run the fake recorded under `<dir>/records`, in run order. */
 export function readRuns(dir: string): FakeClaudeRecord[] {
   const recordDir = path.join(dir, 'records');

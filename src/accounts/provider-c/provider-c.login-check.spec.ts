@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLAUDE_CODE_PIN, claudeCapturePath } from '../../../test/support/oracle-pins';
+import { FAKE_CLAUDE_PATH, readAuthStatusArgv } from '../../../test/support/provider-c-fixtures';
 import type { ProviderCLogin } from './provider-c.credentials';
 import { checkProviderCLogin, parseAuthStatus, resolveCommand } from './provider-c.login-check';
 
@@ -153,24 +154,17 @@ describe(checkProviderCLogin.name, () => {
   });
 
   it('asks the CLI for its own login as the children run it, without settings files', async () => {
-    // A stand-in claude that writes down each argv it is run with and answers as the real one does.
-    const argvLog = path.join(dir, 'argv');
-    const claude = path.join(dir, 'claude');
-    fs.writeFileSync(
-      claude,
-      `#!/bin/sh\nfor a in "$@"; do printf '[%s]' "$a"; done >> '${argvLog}'\necho >> '${argvLog}'\n` +
-        `echo '{"loggedIn":true,"authMethod":"claude.ai","apiProvider":"firstParty"}'\n`,
-      { mode: 0o755 },
-    );
     const login: ProviderCLogin = {
       alias: 'default',
       kind: 'cli',
       loginFile: path.join(dir, '.credentials.json'),
     };
-    expect(
-      await checkProviderCLogin(login, { command: claude, childEnv: { PATH: '/usr/bin:/bin' } }, now),
-    ).toMatchObject({ state: 'usable' });
-    expect(fs.readFileSync(argvLog, 'utf8').split('\n')).toContain('[--setting-sources][][auth][status][--json]');
+    // The shared fake CLI answers as the real one does and writes down each argv it is asked with.
+    const childEnv = { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, FAKE_CLAUDE_RECORD_DIR: dir };
+    expect(await checkProviderCLogin(login, { command: FAKE_CLAUDE_PATH, childEnv }, now)).toMatchObject({
+      state: 'usable',
+    });
+    expect(readAuthStatusArgv(dir)).toEqual([['--setting-sources', '', 'auth', 'status', '--json']]);
   });
 
   it('reads a token file', async () => {
