@@ -12,6 +12,7 @@ import {
 } from './support/structured-client';
 import { postChatBody } from './support/chat-sse';
 import { postHalfABody } from './support/raw-http';
+import { FIRING_BOUND_MS } from './support/timer-bounds';
 
 /**
  * Deadlines, the structured queue, upstream failures and output validation over HTTP
@@ -82,7 +83,7 @@ describe('structured deadline, upstream failures and output', () => {
       frames: [created('resp_slow'), { ...textDelta('{"headline":'), delayMs: 10 }],
       holdOpen: true,
     });
-    const answer = await postStructured(harness.gateway, structuredBody({ deadline_ms: 400 }));
+    const answer = await postStructured(harness.gateway, structuredBody({ deadline_ms: FIRING_BOUND_MS }));
     expect([answer.status, answer.error?.code]).toEqual([504, 'timeout']);
     await harness.fake.requests()[0].closedByClient;
   });
