@@ -114,6 +114,19 @@ describe('log records', () => {
     for (const record of records) expect(JSON.stringify(record)).not.toMatch(/SECRET-VALUE|SECRET-PROMPT/);
   });
 
+  it("names on a refused body's chat_completion line the model and stream it asked for, a key-like model redacted", async () => {
+    const records = await recordsOf(async () => {
+      await chatWith({ stream: true, temperature: 'hot' });
+      await chatWith({ model: 'sk-proj-SECRETMODELKEY1234', temperature: 'hot' });
+    });
+    const lines = records.filter((record) => record.event === 'chat_completion');
+    expect(lines).toEqual([
+      expect.objectContaining({ status: 400, param: 'temperature', model: 'gpt-5.6-sol', stream: true }),
+      expect.objectContaining({ status: 400, param: 'temperature', model: '[redacted]', stream: false }),
+    ]);
+    for (const record of records) expect(JSON.stringify(record)).not.toContain('SECRETMODELKEY');
+  });
+
   it("keeps only the field when the client's message quotes the request (a schema validator's words)", async () => {
     let response!: Awaited<ReturnType<typeof rawRequest>>;
     const records = await recordsOf(async () => {

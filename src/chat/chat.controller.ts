@@ -56,7 +56,12 @@ export class ChatController {
     try {
       command = this.commandOf(request, client);
     } catch (error) {
-      throw this.chat.rejected(error, requestLoggerOf(request, this.rootLogger), arrivalOf(request));
+      throw this.chat.rejected(
+        error,
+        requestLoggerOf(request, this.rootLogger),
+        arrivalOf(request),
+        askedFor(request.body, this.catalog.defaultModel),
+      );
     }
     // The turn's own promise is the route's: a stream holds no suspended handler of ours.
     if (command.request.stream) {
@@ -125,6 +130,19 @@ export class ChatController {
       firstCallOnly: command.request.parallelToolCalls === false,
     });
   }
+}
+
+/**
+ * What a refused body asked for, as far as it can be read, for the request's log line and metrics:
+ * the model it named (the default when it named none) and whether it asked for a stream.
+ */
+function askedFor(body: unknown, defaultModel: string): { model?: string; stream: boolean } {
+  if (typeof body !== 'object' || body === null) return { stream: false };
+  const { model, stream } = body as { model?: unknown; stream?: unknown };
+  return {
+    model: model === undefined ? defaultModel : typeof model === 'string' ? model : undefined,
+    stream: stream === true,
+  };
 }
 
 /** A written stream as the orchestrator takes it: its outcome, and nothing to answer after. */
