@@ -831,6 +831,13 @@ describe('parameter rules in the parser', () => {
     expect(parseWith({ parallel_tool_calls: null }).parallelToolCalls).toBeUndefined();
   });
 
+  it('runs faithful mode only when faithful is sent true', () => {
+    expect(parseWith({}).faithful).toBe(false);
+    expect(parseWith({ faithful: null }).faithful).toBe(false);
+    expect(parseWith({ faithful: false }).faithful).toBe(false);
+    expect(parseWith({ faithful: true }).faithful).toBe(true);
+  });
+
   it('accepts the defaults clients send and keeps nothing for them', () => {
     const parsed = parseChatBody(
       {
@@ -987,6 +994,28 @@ describe(normalizeTools.name, () => {
       ['patch', 'custom'],
     ]);
     expect(normalizeTools([])).toEqual([]);
+  });
+
+  it('keeps what the families build their tools from: description, parameters, format and a strict flag, false included', () => {
+    const parameters = { type: 'object', properties: { path: { type: 'string' } } };
+    const format = { type: 'grammar', syntax: 'lark', definition: 'start: "x"' };
+    const tools = [
+      { type: 'function', function: { name: 'read', description: 'Read a file', parameters, strict: false } },
+      { type: 'custom', custom: { name: 'patch', description: 'Apply a patch', format } },
+      { type: 'function', function: { name: 'ls', strict: 'yes' } },
+    ];
+    expect(normalizeTools(tools).map(({ raw: _raw, ...tool }) => tool)).toEqual([
+      { name: 'read', type: 'function', description: 'Read a file', parameters, format: undefined, strict: false },
+      { name: 'patch', type: 'custom', description: 'Apply a patch', parameters: undefined, format, strict: undefined },
+      {
+        name: 'ls',
+        type: 'function',
+        description: undefined,
+        parameters: undefined,
+        format: undefined,
+        strict: undefined,
+      },
+    ]);
   });
 
   it('is done once, by the parser: the parsed body carries the tools as sent and as read', () => {
