@@ -52,6 +52,15 @@ describe(JsonAnswer.name, () => {
     expect(strictJson.judge([text('{"n":4}')])).toMatchObject({ kind: 'failed', error: { code: 'upstream' } });
   });
 
+  it('judges the text when the only call is an empty one, which the renderer drops', () => {
+    const empty: ChatEvent = { type: 'tool-call', call: { id: 'c1', name: '', kind: 'function', arguments: '' } };
+    expect(strictJson.judge([empty, text('four'), finish])).toEqual({ kind: 'invalid' });
+    expect(strictJson.judge([empty, text('{"n":4}'), finish])).toEqual({
+      kind: 'answer',
+      events: [text('{"n":4}'), empty, finish],
+    });
+  });
+
   it('takes a refusal (content_filter) as the answer, with or without text, rather than asking again', () => {
     const refusal: ChatEvent = { type: 'finish', reason: 'content_filter' };
     expect(strictJson.judge([refusal])).toEqual({ kind: 'answer', events: [refusal] });
@@ -106,6 +115,26 @@ describe(JsonAnswer.name, () => {
         ?.publicMessage,
     ).toBe(
       `response_format.json_schema.schema is too large for the gateway to check answers against (${deep('a')}; ${deep('b')}; ${deep('c')}; … and 1 more); make it smaller (docs/chat.md "Structured output")`,
+    );
+  });
+
+  it('names all of exactly three bounds passed or places, with nothing counted after them', () => {
+    const chain = (levels: number): object =>
+      levels === 0 ? { type: 'string' } : { type: 'object', properties: { x: chain(levels - 1) } };
+    const tooDeep = {
+      type: 'object',
+      properties: Object.fromEntries(['a', 'b', 'c'].map((name) => [name, chain(10)])),
+    };
+    const deep = (name: string) => `$.${name}${'.x'.repeat(10)}: schema nesting exceeds 10 levels`;
+    const refusalOf = (schema: Record<string, unknown>) =>
+      new JsonAnswer({ type: 'json_schema', name: 'x', schema, strict: false }, new OutputValidator()).schemaRefusal()
+        ?.publicMessage;
+    expect(refusalOf(tooDeep)).toBe(
+      `response_format.json_schema.schema is too large for the gateway to check answers against (${deep('a')}; ${deep('b')}; ${deep('c')}); make it smaller (docs/chat.md "Structured output")`,
+    );
+    const requiresProto = { type: 'object', required: ['__proto__'] };
+    expect(refusalOf({ type: 'object', properties: { a: requiresProto, b: requiresProto, c: requiresProto } })).toBe(
+      'response_format.json_schema.schema declares or requires a property named "__proto__", which the gateway cannot check answers for (at $.a, $.b, $.c); rename it (docs/chat.md "Structured output")',
     );
   });
 
