@@ -402,12 +402,104 @@ describe(ChatOrchestrator.name, () => {
     expect(counted).toContain('request:503');
   });
 
+  it('writes on the chat_completion line the tool calls the client got and the time to its first output', async () => {
+    const { orchestrator, command, completions } = setup(new FakeAdapter({ events: reply }));
+    await orchestrator.run(command(toolTurn), async (events) => ({
+      outcome: { clientGone: false, finishReason: 'tool_calls', toolCalls: 2, firstToolCallId: 'call_1' },
+      result: (await readAll(events)).result,
+    }));
+    expect(completions()).toEqual([
+      expect.objectContaining({
+        status: 200,
+        finish_reason: 'tool_calls',
+        tool_calls: 2,
+        ttft_ms: expect.any(Number),
+        duration_ms: expect.any(Number),
+      }),
+    ]);
+  });
+
+  it('counts a turn of a fast-tier model on the fast-tier counter, and no other turn', async () => {
+    const fast = setup(new FakeAdapter({ events: reply }));
+    await fast.orchestrator.run(
+      fast.command({ model: 'gpt-5.6-sol-fast', messages: [{ role: 'user', content: 'hello' }] }),
+      readAll,
+    );
+    expect(fast.counted).toContain('fast_tier');
+    const plain = setup(new FakeAdapter({ events: reply }));
+    await plain.orchestrator.run(
+      plain.command({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hello' }] }),
+      readAll,
+    );
+    expect(plain.counted).not.toContain('fast_tier');
+  });
+
+  it('records a stream the drain deadline ended as its error, also when the connection closed before the error chunk', async () => {
+    const { orchestrator, command, completions, counted } = setup(new FakeAdapter({ events: reply }));
+    const client = new AbortController();
+    await orchestrator.run(
+      command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }, client),
+      async (events) => {
+        const { result } = await readAll(events);
+        client.abort(new GatewayError('draining'));
+        return { outcome: { clientGone: true, toolCalls: 0 }, result };
+      },
+    );
+    expect(completions()).toEqual([expect.objectContaining({ status: 200, error_code: 'draining' })]);
+    expect(counted).toContain('request:200');
+  });
+
+  it('gives the upstream the identity a chat started with on the turn after its first tool call', async () => {
+    const adapter = new FakeAdapter({ events: reply });
+    const { orchestrator, command } = setup(adapter);
+    const first = { ...toolTurn, messages: [{ role: 'user', content: 'list the files' }] };
+    await orchestrator.run(command(first), async (events) => ({
+      outcome: { clientGone: false, finishReason: 'tool_calls', toolCalls: 1, firstToolCallId: 'call_ls_1' },
+      result: (await readAll(events)).result,
+    }));
+    const next = {
+      ...first,
+      messages: [
+        ...first.messages,
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_ls_1', type: 'function', function: { name: 'ls', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_ls_1', content: 'a.txt' },
+      ],
+    };
+    const second = command(next);
+    await orchestrator.run(second, readAll);
+    expect(second.conversation.value).not.toBe(adapter.requests[0].conversationId);
+    expect(adapter.requests[1].conversationId).toBe(adapter.requests[0].conversationId);
+  });
+
   it('records a request refused before it became a command', () => {
     const { orchestrator, completions, logger } = setup(new FakeAdapter());
     const error = orchestrator.rejected(new GatewayError('invalid_request'), logger, Date.now());
     expect(error).toMatchObject({ code: 'invalid_request' });
     expect(completions()).toEqual([
       expect.objectContaining({ status: 400, provider: 'none', error_code: 'invalid_request' }),
+    ]);
+  });
+
+  it("says on a refused request's line the model and stream it asked for, the field and message the client got, and no tool calls", () => {
+    const { orchestrator, completions, logger } = setup(new FakeAdapter());
+    const refusal = new GatewayError('invalid_request', {
+      publicMessage: 'temperature must be a number',
+      param: 'temperature',
+    });
+    orchestrator.rejected(refusal, logger, Date.now(), { model: 'gpt-5.6-sol', stream: true });
+    expect(completions()).toEqual([
+      expect.objectContaining({
+        status: 400,
+        model: 'gpt-5.6-sol',
+        stream: true,
+        param: 'temperature',
+        error_message: 'temperature must be a number',
+        tool_calls: 0,
+      }),
     ]);
   });
 
@@ -478,7 +570,24 @@ describe(ChatOrchestrator.name, () => {
         expect(
           records.filter((record) => record.event === 'chat_json_invalid').map((record) => record.attempt),
         ).toEqual([1, 2]);
+        expect(counted.filter((entry) => entry.startsWith('upstream_retry:'))).toEqual([
+          'upstream_retry:output_validation_failed',
+          'upstream_retry:output_validation_failed',
+        ]);
         expect(counted.filter((entry) => entry.startsWith('request:'))).toEqual(['request:200']);
+      });
+
+      it('keeps the connection alive from the first attempt on, also when that attempt is the answer', async () => {
+        const adapter = providerC([answer('{"city":"Paris"}')]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const keepAlive = new FakeKeepAlive();
+        let holdsBeforeRender = 0;
+        const render: TurnRenderer<ChatEvent[]> = (events) => {
+          holdsBeforeRender = keepAlive.holds;
+          return readAll(events);
+        };
+        expect(await orchestrator.run(command(body), render, keepAlive)).toEqual(answer('{"city":"Paris"}'));
+        expect([holdsBeforeRender, keepAlive.stops]).toEqual([1, 0]);
       });
 
       it('answers 422 output_validation_failed after three unusable answers, before any output', async () => {
@@ -587,7 +696,8 @@ describe(ChatOrchestrator.name, () => {
         const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
         const seen = await orchestrator.run(command(body(forced)), readPolled);
         expect(seen).toEqual([called('read_file'), finish]);
-        expect(events(records, 'tool_call_unchosen')).toHaveLength(1);
+        // A warning, without the dropped call's name or arguments.
+        expect(events(records, 'tool_call_unchosen')).toEqual([{ level: 'warn', event: 'tool_call_unchosen' }]);
       });
 
       it('a forced tool: only a call of exactly that name meets it, not one whose name differs by white space', async () => {
@@ -715,6 +825,19 @@ describe(ChatOrchestrator.name, () => {
         expect(events(records, 'tool_call_unchosen')).toHaveLength(1);
       });
 
+      it('takes a refusal as the answer when response_format is held too, rather than asking again for the call', async () => {
+        const refusal: ChatEvent = { type: 'finish', reason: 'content_filter' };
+        const adapter = providerC([[text('I cannot help with that.'), refusal]]);
+        const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(
+          command(body('required', { response_format: { type: 'json_object' } })),
+          readAll,
+        );
+        expect(seen).toEqual([text('I cannot help with that.'), refusal]);
+        expect(adapter.requests).toHaveLength(1);
+        expect(events(records, 'chat_tool_choice_unmet')).toEqual([]);
+      });
+
       it('keeps the connection alive from the first acceptance until the answer, across attempts, and not for a plain turn', async () => {
         const adapter = providerC([
           [text('The file says hello.'), finish],
@@ -814,6 +937,43 @@ describe(ChatOrchestrator.name, () => {
       ]);
       expect(adapter.pulled).toBe(2);
       expect(adapter.closed).toBeGreaterThanOrEqual(1);
+    });
+
+    it('cuts a faithful provider_a turn at a stop sequence and reads on for the calls of its profile tools', async () => {
+      const call: ChatEvent = {
+        type: 'tool-call',
+        call: { id: 'call_1', name: 'shell', kind: 'function', arguments: '{}' },
+      };
+      const adapter = new FakeAdapter({
+        events: [{ type: 'text-delta', text: 'one END two' }, call, { type: 'finish', reason: 'stop' }],
+      });
+      const { orchestrator, command } = setup(adapter);
+      const seen = await orchestrator.run(command({ ...plain, faithful: true, stop: 'END' }), readAll);
+      expect(seen).toEqual([{ type: 'text-delta', text: 'one ' }, call, { type: 'finish', reason: 'stop' }]);
+    });
+
+    it('holds a provider_a JSON answer its stop cut could break: an object cut short is asked again, then 422 naming stop', async () => {
+      const adapter = new FakeAdapter({
+        events: [
+          { type: 'text-delta', text: '{"a":1,"b":2}' },
+          { type: 'finish', reason: 'stop' },
+        ],
+      });
+      const { orchestrator, command } = setup(adapter);
+      let rendered = false;
+      const render: TurnRenderer<undefined> = async () => {
+        rendered = true;
+        return { outcome: { clientGone: false, toolCalls: 0 }, result: undefined };
+      };
+      const refusal = await orchestrator
+        .run(command({ ...plain, stop: ',', response_format: { type: 'json_object' } }), render)
+        .catch((thrown: unknown) => thrown);
+      expect(refusal).toMatchObject({ code: 'output_validation_failed', param: 'stop' });
+      expect((refusal as GatewayError).publicMessage).toBe(
+        "the model's answer did not satisfy response_format in 3 attempts; the last one was cut short at a stop sequence: send stop sequences that cannot occur inside the JSON object, or none",
+      );
+      expect(rendered).toBe(false);
+      expect(adapter.requests).toHaveLength(3);
     });
   });
 });
