@@ -475,6 +475,31 @@ describe(ChatOrchestrator.name, () => {
     expect(adapter.requests[1].conversationId).toBe(adapter.requests[0].conversationId);
   });
 
+  it('manages the context of a request with tools only: one without tools reaches the adapter as sent', async () => {
+    const long = 'x'.repeat(200);
+    const history = [
+      { role: 'user', content: 'list' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: long },
+      { role: 'user', content: 'sum it up' },
+    ];
+    const env = { PRIMARY_CONTEXT_MANAGEMENT_TOOL_OUTPUT_MAX_BYTES: '64' };
+    const plain = new FakeAdapter({ events: reply });
+    const withoutTools = setup(plain, env);
+    await withoutTools.orchestrator.run(withoutTools.command({ model: 'gpt-5.6-sol', messages: history }), readAll);
+    expect(plain.requests[0].messages).toEqual(history);
+    expect(withoutTools.records.filter((record) => record.event === 'context_manage')).toEqual([]);
+    const tooled = new FakeAdapter({ events: reply });
+    const withTools = setup(tooled, env);
+    await withTools.orchestrator.run(withTools.command({ ...toolTurn, messages: history }), readAll);
+    expect(String(tooled.requests[0].messages[2].content).length).toBeLessThan(long.length);
+    expect(withTools.records.filter((record) => record.event === 'context_manage')).toHaveLength(1);
+  });
+
   it('records a request refused before it became a command', () => {
     const { orchestrator, completions, logger } = setup(new FakeAdapter());
     const error = orchestrator.rejected(new GatewayError('invalid_request'), logger, Date.now());
