@@ -127,6 +127,18 @@ describe('log records', () => {
     for (const record of records) expect(JSON.stringify(record)).not.toContain('SECRETMODELKEY');
   });
 
+  it("names on a refused body's chat_completion line the default model when the body named none, or null", async () => {
+    const records = await recordsOf(async () => {
+      await chatWith({ model: undefined, temperature: 'hot' });
+      await chatWith({ model: null, temperature: 'hot' });
+    });
+    const lines = records.filter((record) => record.event === 'chat_completion');
+    expect(lines).toEqual([
+      expect.objectContaining({ status: 400, param: 'temperature', model: 'sol', stream: false }),
+      expect.objectContaining({ status: 400, param: 'temperature', model: 'sol', stream: false }),
+    ]);
+  });
+
   it("keeps only the field when the client's message quotes the request (a schema validator's words)", async () => {
     let response!: Awaited<ReturnType<typeof rawRequest>>;
     const records = await recordsOf(async () => {

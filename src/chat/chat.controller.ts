@@ -134,13 +134,14 @@ export class ChatController {
 
 /**
  * What a refused body asked for, as far as it can be read, for the request's log line and metrics:
- * the model it named (the default when it named none) and whether it asked for a stream.
+ * the model it named (the default when it named none: absent or null, as the parser reads it) and
+ * whether it asked for a stream.
  */
 function askedFor(body: unknown, defaultModel: string): { model?: string; stream: boolean } {
   if (typeof body !== 'object' || body === null) return { stream: false };
   const { model, stream } = body as { model?: unknown; stream?: unknown };
   return {
-    model: model === undefined ? defaultModel : typeof model === 'string' ? model : undefined,
+    model: model === undefined || model === null ? defaultModel : typeof model === 'string' ? model : undefined,
     stream: stream === true,
   };
 }
