@@ -14,6 +14,7 @@ import { ChatOrchestrator } from './chat-orchestrator';
 import { parseChatBody } from './chat-request.parser';
 import { conversationIdOf } from '../queue/chat-identity';
 import { ConversationAliases } from '../queue/conversation-aliases';
+import { ToolChoiceRule } from './tool-choice-rule';
 
 /** A scripted provider_a: records what it was asked and whether its events were closed. */
 class FakeAdapter implements ProviderAdapter {
@@ -67,7 +68,11 @@ class FakeAdapter implements ProviderAdapter {
     return iterator;
   }
 
+  /** Calls made for a turn answered as one JSON body (`complete`), the rest being streams. */
+  completes = 0;
+
   complete(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
+    this.completes++;
     return this.stream(request, context);
   }
 }
@@ -500,6 +505,30 @@ describe(ChatOrchestrator.name, () => {
     expect(withTools.records.filter((record) => record.event === 'context_manage')).toHaveLength(1);
   });
 
+  it('resolves the model with the reasoning_effort and verbosity the request sent', async () => {
+    const adapter = new FakeAdapter({ events: reply });
+    const { orchestrator, command } = setup(adapter);
+    await orchestrator.run(
+      command({
+        model: 'gpt-5.6-sol',
+        reasoning_effort: 'high',
+        verbosity: 'medium',
+        messages: [{ role: 'user', content: 'hello' }],
+      }),
+      readAll,
+    );
+    expect(adapter.requests[0].model).toMatchObject({ reasoningEffort: 'high', verbosity: 'medium' });
+  });
+
+  it('times a request from its arrival, before its body was read, not from the start of the turn', async () => {
+    const { orchestrator, command, completions } = setup(new FakeAdapter({ events: reply }));
+    const request = command({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hello' }] });
+    await orchestrator.run({ ...request, arrivedAt: Date.now() - 60_000 }, readAll);
+    const [line] = completions();
+    expect(line.duration_ms).toBeGreaterThanOrEqual(60_000);
+    expect(line.ttft_ms).toBeGreaterThanOrEqual(60_000);
+  });
+
   it('records a request refused before it became a command', () => {
     const { orchestrator, completions, logger } = setup(new FakeAdapter());
     const error = orchestrator.rejected(new GatewayError('invalid_request'), logger, Date.now());
@@ -600,6 +629,26 @@ describe(ChatOrchestrator.name, () => {
           'upstream_retry:output_validation_failed',
         ]);
         expect(counted.filter((entry) => entry.startsWith('request:'))).toEqual(['request:200']);
+      });
+
+      it('counts the tokens of every attempt, cached and reasoning ones included, and calls complete for a turn answered as one JSON body', async () => {
+        const usage: ChatEvent = {
+          type: 'usage',
+          usage: { promptTokens: 3, completionTokens: 1, totalTokens: 4, cachedPromptTokens: 2, reasoningTokens: 1 },
+        };
+        const adapter = providerC([
+          [{ type: 'text-delta', text: 'Paris.' }, usage, { type: 'finish', reason: 'stop' }],
+          [{ type: 'text-delta', text: '{"city":"Paris"}' }, usage, { type: 'finish', reason: 'stop' }],
+        ]);
+        const { orchestrator, command, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        await orchestrator.run(command({ ...body, stream: false }), readAll);
+        expect(counted.filter((entry) => entry.startsWith('tokens:'))).toEqual([
+          'tokens:prompt:6',
+          'tokens:completion:2',
+          'tokens:cached:4',
+          'tokens:reasoning:2',
+        ]);
+        expect([adapter.requests.length, adapter.completes]).toEqual([2, 2]);
       });
 
       it('keeps the connection alive from the first attempt on, also when that attempt is the answer', async () => {
@@ -850,6 +899,13 @@ describe(ChatOrchestrator.name, () => {
         expect(events(records, 'tool_call_unchosen')).toHaveLength(1);
       });
 
+      it('names a forced tool of up to 64 characters whole in the refusal', () => {
+        const name = `read_${'x'.repeat(59)}`;
+        expect(ToolChoiceRule.of({ type: 'function', function: { name } })!.unmet(3).publicMessage).toBe(
+          `the model did not call the tool "${name}" that tool_choice forces in 3 attempts; send the request again, or send tool_choice "auto" to take the model's answer as it comes`,
+        );
+      });
+
       it('takes a refusal as the answer when response_format is held too, rather than asking again for the call', async () => {
         const refusal: ChatEvent = { type: 'finish', reason: 'content_filter' };
         const adapter = providerC([[text('I cannot help with that.'), refusal]]);
@@ -881,6 +937,17 @@ describe(ChatOrchestrator.name, () => {
           finish,
         ]);
         expect([holdsBeforeRender, keepAlive.stops]).toEqual([1, 0]);
+        const atOnce = new FakeKeepAlive();
+        const answered = providerC([[called('read_file'), finish]]);
+        await setup(answered, { GATEWAY_PROVIDERS: 'provider_c' }).orchestrator.run(
+          command(body('required')),
+          async (events) => {
+            holdsBeforeRender = atOnce.holds;
+            return readAll(events);
+          },
+          atOnce,
+        );
+        expect(holdsBeforeRender).toBe(1);
         const plain = new FakeKeepAlive();
         await orchestrator.run(command(body('auto')), readAll, plain);
         expect(plain.holds).toBe(0);
