@@ -52,11 +52,22 @@ function utcSeconds(date) {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * YYYY-MM-DDTHH:MM:SSZ of an instant that exists: Date.parse takes days the month does not have
+ * (2026-02-30 as 2026-03-02) and 24:00:00, so the value must read back as written.
+ */
+const EXISTING_TIMESTAMP = {
+  test: (value) =>
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value) &&
+    !Number.isNaN(Date.parse(value)) &&
+    utcSeconds(new Date(Date.parse(value))) === value,
+};
+
 function buildDate() {
   const explicit = buildVariable(
     'BUILD_DATE',
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/,
-    'must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ',
+    EXISTING_TIMESTAMP,
+    'must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists (a day of its month, hours 00 to 23)',
   );
   if (explicit) return explicit;
   const epoch = nonEmpty(process.env.SOURCE_DATE_EPOCH);

@@ -170,6 +170,19 @@ describe('build stamp (scripts/stamp-build.mjs, the second half of `npm run buil
     expect(bad.stderr).toMatch(/BUILD_COMMIT must be a full 40-character/);
   });
 
+  it('rejects a BUILD_DATE that does not exist, with the rule the gateway applies at start-up', () => {
+    for (const written of ['2026-02-30T00:00:00Z', '2026-01-01T24:00:00Z']) {
+      const bad = stamp({ BUILD_DATE: written, GIT_DIR: '/nonexistent' });
+      expect({ status: bad.status, stderr: bad.stderr }).toEqual({
+        status: 1,
+        stderr: `stamp-build: BUILD_DATE must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists (a day of its month, hours 00 to 23) (got ${JSON.stringify(written)})\n`,
+      });
+    }
+    expect(stamp({ BUILD_DATE: '2028-02-29T23:59:59Z', GIT_DIR: '/nonexistent' }).info?.build_date).toBe(
+      '2028-02-29T23:59:59Z',
+    );
+  });
+
   it('copies the JSON data files (model catalog, faithful profile) that tsc leaves behind', () => {
     expect(stamp({ GIT_DIR: '/nonexistent' }).status).toBe(0);
     expect(fs.existsSync(path.join(outDir, 'models', 'catalog.json'))).toBe(true);

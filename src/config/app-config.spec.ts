@@ -263,6 +263,23 @@ describe(loadConfig.name, () => {
       });
     });
 
+    it('refuses a BUILD_DATE that no clock shows (a day past the end of its month, hour 24), as the health document would report it', () => {
+      for (const written of [
+        '2026-02-30T00:00:00Z',
+        '2026-04-31T12:00:00Z',
+        '2025-02-29T00:00:00Z',
+        '2026-01-01T24:00:00Z',
+      ])
+        expect(configError(() => load({ BUILD_DATE: written }))).toBe(
+          `invalid setting BUILD_DATE / --build-date: must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists (a day of its month, hours 00 to 23) (got ${JSON.stringify(written)})`,
+        );
+      expect(configError(() => load({ BUILD_DATE: '2026-13-01T00:00:00Z' }))).toBe(
+        'invalid setting BUILD_DATE / --build-date: must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ (got "2026-13-01T00:00:00Z")',
+      );
+      for (const written of ['2024-02-29T23:59:59Z', ' 2026-12-31T00:00:00Z\n'])
+        expect(load({ BUILD_DATE: written }).buildOverrides.date).toBe(written.trim());
+    });
+
     it('ignores STRUCTURED_MAX_OUTPUT_TOKENS (removed in 2.0.0) instead of failing', () => {
       expect(() => load({ STRUCTURED_MAX_OUTPUT_TOKENS: '5' })).not.toThrow();
     });

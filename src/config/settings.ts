@@ -124,11 +124,20 @@ function parseCommit(raw: string): string {
   return value;
 }
 
-/** The health document's build_date format. */
+/**
+ * The health document's build_date format, of an instant that exists: Date.parse takes days the
+ * month does not have (2026-02-30 as 2026-03-02) and 24:00:00, so the value must read back as written.
+ */
 function parseBuildDate(raw: string): string {
   const value = raw.trim();
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value) || Number.isNaN(Date.parse(value))) {
+  const time = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value) || Number.isNaN(time)) {
     throw new SettingRuleError('must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ');
+  }
+  if (new Date(time).toISOString() !== value.replace(/Z$/, '.000Z')) {
+    throw new SettingRuleError(
+      'must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists (a day of its month, hours 00 to 23)',
+    );
   }
   return value;
 }
