@@ -152,13 +152,14 @@ describe(loadConfig.name, () => {
       expect(load({ GATEWAY_DRAIN_TIMEOUT: '0ms' }).server.drainTimeoutMs).toBe(0);
     });
 
-    it('reads every documented boolean spelling in any case, a log level in any case, and a URL without its trailing slashes', () => {
+    it('reads every documented boolean spelling in any case, a log level and a log format in any case, and a URL without its trailing slashes', () => {
       // docs/configuration.md "Formats": booleans are true/false, also 1/0, yes/no and on/off.
       for (const on of ['true', '1', 'yes', 'on', ' ON '])
         expect(load({ PRIMARY_AGENT_QUEUE_ENABLED: on }).agentQueue.enabled).toBe(true);
       for (const off of ['false', '0', 'no', 'off', 'Off'])
         expect(load({ PRIMARY_AGENT_QUEUE_ENABLED: off }).agentQueue.enabled).toBe(false);
       expect(load({ LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug');
+      expect(load({ LOG_FORMAT: 'Pretty' }).logFormat).toBe('pretty');
       // provider_a posts to its URL as given, so a trailing slash would name another path.
       expect(load({ PROVIDER_A_URL: 'https://relay.test/codex/responses//' }).providerA.url).toBe(
         'https://relay.test/codex/responses',
@@ -181,6 +182,22 @@ describe(loadConfig.name, () => {
         'provider_c',
       ]);
       expect(load({ GATEWAY_PROVIDERS: 'gemini' }).enabledProviders).toEqual(['provider_b']);
+      expect(load({ GATEWAY_PROVIDERS: 'Codex,PROVIDER_B' }).enabledProviders).toEqual(['provider_a', 'provider_b']);
+      // The refusal names both spellings a family may be given by.
+      expect(configError(() => load({ GATEWAY_PROVIDERS: 'codex,openai' }))).toBe(
+        'invalid setting GATEWAY_PROVIDERS / --gateway-providers: unknown provider "openai"; allowed: provider_a, provider_b, provider_c (or codex, gemini, claude) (got "codex,openai")',
+      );
+    });
+
+    it('drops the whitespace around a value of a fixed set and around a queue key field, as around any value', () => {
+      expect(load({ PRIMARY_CUSTOM_TOOL_WIRE: ' custom\n' }).customToolWire).toBe('custom');
+      expect(load({ ACCOUNT_PAID_USAGE: '\tallow ' }).accounts.paidUsage).toBe('allow');
+      expect(load({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'body: user' }).agentQueue.keyMode).toBe('body:user');
+      expect(load({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header: X-Team' }).agentQueue.keyMode).toBe('header:X-Team');
+    });
+
+    it('reads a list once per item: a model listed twice is one entry of the allowlist', () => {
+      expect(load({ STRUCTURED_MODELS: 'a, b, a,b' }).structured.models).toEqual(['a', 'b']);
     });
 
     it('accepts every queue key mode of docs/design/behaviours.md §3.3', () => {
@@ -278,6 +295,17 @@ describe(loadConfig.name, () => {
       );
       for (const written of ['2024-02-29T23:59:59Z', ' 2026-12-31T00:00:00Z\n'])
         expect(load({ BUILD_DATE: written }).buildOverrides.date).toBe(written.trim());
+    });
+
+    it('refuses a count written other than as decimal digits, or too large to count exactly', () => {
+      for (const written of ['1e3', '0x50', '80.0', '+80', '-0'])
+        expect(configError(() => load({ GATEWAY_PORT: written }))).toBe(
+          `invalid setting GATEWAY_PORT / --gateway-port: must be a port number between 0 and 65535 (got ${JSON.stringify(written)})`,
+        );
+      expect(configError(() => load({ PRIMARY_AGENT_QUEUE_LIMIT: '9007199254740993' }))).toBe(
+        'invalid setting PRIMARY_AGENT_QUEUE_LIMIT / --primary-agent-queue-limit: must be a non-negative integer (got "9007199254740993")',
+      );
+      expect(load({ PRIMARY_AGENT_QUEUE_LIMIT: '9007199254740991' }).agentQueue.queueLimit).toBe(9_007_199_254_740_991);
     });
 
     it('ignores STRUCTURED_MAX_OUTPUT_TOKENS (removed in 2.0.0) instead of failing', () => {
@@ -503,6 +531,8 @@ describe(loadConfig.name, () => {
       [{ PROVIDER_B_TOKEN_URL: 'not a url' }, /PROVIDER_B_TOKEN_URL.*URL/],
       [{ PROVIDER_B_PROJECT: '123456789012' }, /PROVIDER_B_PROJECT.*project id.*not the numeric project number/],
       [{ BUILD_COMMIT: 'abc1234' }, /BUILD_COMMIT.*full 40-character hexadecimal commit id/],
+      [{ BUILD_COMMIT: 'a'.repeat(39) }, /BUILD_COMMIT.*full 40-character hexadecimal commit id/],
+      [{ BUILD_COMMIT: 'a'.repeat(41) }, /BUILD_COMMIT.*full 40-character hexadecimal commit id/],
       [{ BUILD_DATE: '2026-01-02 03:04:05' }, /BUILD_DATE.*YYYY-MM-DDTHH:MM:SSZ/],
     ])('rejects %j', (env, expected) => {
       const message = configError(() => load(env));
@@ -516,6 +546,15 @@ describe(loadConfig.name, () => {
         /PROVIDER_A_ACCOUNTS.*alias=path/,
       );
       expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'bad alias!=/x' })).toThrow(/alias of 1-32 letters/);
+      expect(configError(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: `${'a'.repeat(33)}=/x` }))).toBe(
+        `invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: each entry must be alias=path with an alias of 1-32 letters, digits, _ or - (got "${'a'.repeat(33)}=/x")`,
+      );
+      expect(loadConfig({ HOME, PROVIDER_A_ACCOUNTS: `${'a'.repeat(32)}=/x` }).providerA.accounts[0].alias).toBe(
+        'a'.repeat(32),
+      );
+      expect(configError(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: ' , ' }))).toBe(
+        'invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: must list at least one alias=path (got " , ")',
+      );
       expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x,a=/y' })).toThrow(/alias "a" is used twice/);
       expect(configError(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x', PROVIDER_A_AUTH_FILE: '/y' }))).toBe(
         'invalid setting PROVIDER_A_ACCOUNTS / --provider-a-accounts: PROVIDER_A_AUTH_FILE / --provider-a-auth-file is set too (got "/y"), and which login to use would be a guess: unset PROVIDER_A_AUTH_FILE, and list its file in PROVIDER_A_ACCOUNTS (alias=/y) if it is one of the logins',
@@ -666,6 +705,9 @@ describe(loadConfig.name, () => {
 
     it('rejects an unknown flag, a flag without a value and a positional argument', () => {
       expect(configError(() => load({}, ['--gateway-prot', '8080']))).toMatch(/unknown flag "--gateway-prot".*--help/);
+      expect(configError(() => load({}, ['-p', '8080']))).toBe(
+        'unknown flag "-p"; run with --help for the list of settings',
+      );
       expect(configError(() => load({}, ['--gateway-port']))).toMatch(/--gateway-port needs a value/);
       expect(configError(() => load({}, ['--gateway-port=8080', 'serve']))).toMatch(
         /^unexpected argument 2: settings are flags such as --gateway-port=8080; run with --help/,
@@ -710,7 +752,7 @@ describe(loadConfig.name, () => {
         expect(load({ GATEWAY_HOST: host, GATEWAY_ALLOW_UNAUTHENTICATED: 'true' }).server.host).toBe(host);
         expect(load({ GATEWAY_HOST: host, GATEWAY_BEARER_SECRET: 'a-secret-of-16+chars' }).server.host).toBe(host);
       }
-      for (const host of ['127.0.0.1', '127.0.0.53', 'localhost', '::1'])
+      for (const host of ['127.0.0.1', '127.0.0.53', '127.1.2.3', 'localhost', 'LocalHost', '::1'])
         expect(load({ GATEWAY_HOST: host }).server.host).toBe(host);
       // An IPv6 address as written in a URL: the brackets go, since listen() would look the bracketed text up as a name.
       expect(load({ GATEWAY_HOST: '[::1]' }).server.host).toBe('::1');
@@ -786,6 +828,16 @@ describe(loadConfig.name, () => {
         'invalid setting PROVIDER_B_ONBOARDING_POLL_INTERVAL / --provider-b-onboarding-poll-interval: must be a positive duration (got "0")',
       );
       expect(load({ PROVIDER_B_ONBOARDING_POLL_INTERVAL: '500ms' }).providerB.onboardingPollIntervalMs).toBe(500);
+    });
+
+    it('never echoes a proxy URL it refuses, which may hold a key outside its userinfo', () => {
+      for (const [name, flag] of [
+        ['HTTPS_PROXY', '--https-proxy'],
+        ['HTTP_PROXY', '--http-proxy'],
+      ])
+        expect(configError(() => load({ [name]: 'ftp://proxy.corp:3128/?key=TOPSECRET' }))).toBe(
+          `invalid setting ${name} / ${flag}: must be a URL with scheme http, https`,
+        );
     });
 
     it('never echoes the user and password of a URL it refuses', () => {

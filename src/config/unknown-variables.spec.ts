@@ -47,6 +47,13 @@ describe(unknownSettingVariables.name, () => {
     expect(unknownSettingVariables(env)).toEqual([]);
   });
 
+  it('names, of two settings equally near, the one listed first (as --help lists them)', () => {
+    // GATEWAY_POST is one letter from GATEWAY_HOST and from GATEWAY_PORT; GATEWAY_HOST comes first.
+    expect(unknownSettingVariables({ GATEWAY_POST: '1' })).toEqual([
+      { variable: 'GATEWAY_POST', closest: 'GATEWAY_HOST' },
+    ]);
+  });
+
   it("knows a family's own rows", () => {
     const rows = [...SETTINGS, setting('PROVIDER_Z_URL', undefined, undefined, 'A spec row.', (raw) => raw)];
     expect(unknownSettingVariables({ PROVIDER_Z_URL: 'x', PROVIDER_Z_URI: 'x' }, rows)).toEqual([
