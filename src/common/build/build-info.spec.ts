@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { resolveBuildInfo, utcTimestamp } from './build-info';
+import { BUILD_STAMP_PATH, resolveBuildInfo, utcTimestamp } from './build-info';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
@@ -55,6 +55,11 @@ describe(resolveBuildInfo.name, () => {
   it('ignores an unreadable stamp instead of failing start-up', () => {
     fs.writeFileSync(stampPath, '{ not json');
     expect(resolveBuildInfo({}, stampPath).version).toBe('devel');
+  });
+
+  it('reads the stamp beside the entry point, where `npm run build` writes it (dist/build-info.json beside dist/main.js)', () => {
+    expect(path.basename(BUILD_STAMP_PATH)).toBe('build-info.json');
+    expect(fs.existsSync(path.join(path.dirname(BUILD_STAMP_PATH), 'main.ts'))).toBe(true);
   });
 
   it('reports the Node toolchain as go_version (node<major>.<minor>.<patch>)', () => {
