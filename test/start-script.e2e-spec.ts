@@ -24,6 +24,7 @@ function scratchProject(engines: Record<string, string> = ENGINES): string {
   fs.mkdirSync(path.join(root, 'src', 'deep', 'er'), { recursive: true });
   fs.writeFileSync(path.join(root, 'src', 'deep', 'er', 'a.ts'), 'export {};\n');
   fs.writeFileSync(path.join(root, 'tsconfig.json'), '{}\n');
+  fs.writeFileSync(path.join(root, 'tsconfig.build.json'), '{}\n');
   fs.writeFileSync(path.join(root, 'package-lock.json'), '{}\n');
   fs.writeFileSync(
     path.join(root, 'build.cjs'),
@@ -74,7 +75,14 @@ async function start(
 function makeNewerThanDist(root: string, input: string): void {
   const now = Date.now() / 1000;
   fs.utimesSync(path.join(root, 'dist', 'main.js'), now - 3600, now - 3600);
-  for (const file of ['src/deep/er/a.ts', 'tsconfig.json', 'package.json', 'package-lock.json', 'build.cjs']) {
+  for (const file of [
+    'src/deep/er/a.ts',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'package.json',
+    'package-lock.json',
+    'build.cjs',
+  ]) {
     fs.utimesSync(path.join(root, file), now - 7200, now - 7200);
   }
   fs.utimesSync(path.join(root, input), now - 60, now - 60);
@@ -98,6 +106,9 @@ describe('npm start (scripts/start.mjs)', () => {
     const chosen = await start(root, { NODE_OPTIONS: '--max-semi-space-size=2' });
     expect(JSON.parse(chosen.stdout).flags).toEqual([]);
     expect(chosen.code).toBe(0);
+    // V8 reads its flags with _ as with -.
+    const underscored = await start(root, { NODE_OPTIONS: '--max_semi_space_size=2' });
+    expect(JSON.parse(underscored.stdout).flags).toEqual([]);
   });
 
   it('passes a SIGTERM sent to it on to the gateway it started, and exits as the gateway did', async () => {
@@ -132,6 +143,23 @@ describe('npm start (scripts/start.mjs)', () => {
     expect(stdout).toBe('ready\ndrained');
   });
 
+  it('dies of the signal that ended the gateway, so its supervisor sees the same end', async () => {
+    await start(root);
+    fs.writeFileSync(path.join(root, 'dist', 'main.js'), "process.kill(process.pid, 'SIGTERM');\n");
+    makeNewerThanDist(root, 'build.cjs');
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.NODE_OPTIONS;
+    const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs')], {
+      cwd: root,
+      env,
+      stdio: 'ignore',
+    });
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (...end) => resolve(end)),
+    );
+    expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' });
+  });
+
   it('builds a fresh clone, then runs the build it made with the given arguments', async () => {
     const result = await start(root);
     expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/gateway ran --port 1$/), builds: 1 });
@@ -145,7 +173,7 @@ describe('npm start (scripts/start.mjs)', () => {
     expect(result).toEqual({ code: 0, stdout: 'gateway ran --port 1', stderr: '', builds: 1 });
   });
 
-  it.each(['src/deep/er/a.ts', 'tsconfig.json', 'package.json', 'package-lock.json'])(
+  it.each(['src/deep/er/a.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'])(
     'rebuilds when %s is newer than dist/, and says so',
     async (input) => {
       await start(root);
@@ -155,6 +183,26 @@ describe('npm start (scripts/start.mjs)', () => {
       expect(result.stderr).toContain(`${input} is newer than dist/; running \`npm run build\` first`);
     },
   );
+
+  it('rebuilds for an input saved one second after the build', async () => {
+    await start(root);
+    makeNewerThanDist(root, 'build.cjs');
+    const built = fs.statSync(path.join(root, 'dist', 'main.js')).mtimeMs / 1000;
+    fs.utimesSync(path.join(root, 'tsconfig.json'), built + 1, built + 1);
+    const result = await start(root);
+    expect(result.builds).toBe(2);
+    expect(result.stderr).toContain('tsconfig.json is newer than dist/; running `npm run build` first');
+  });
+
+  it('exits with the status of a build that failed, without running the old build', async () => {
+    await start(root);
+    fs.writeFileSync(path.join(root, 'build.cjs'), 'process.exit(7);\n');
+    makeNewerThanDist(root, 'tsconfig.json');
+    const result = await start(root);
+    expect(result).toMatchObject({ code: 7, builds: 1 });
+    expect(result.stdout).not.toContain('gateway ran');
+    expect(result.stderr).toContain('tsconfig.json is newer than dist/; running `npm run build` first');
+  });
 
   it('notices a new source file', async () => {
     await start(root);
@@ -174,6 +222,14 @@ describe('npm start (scripts/start.mjs)', () => {
     expect(result.stderr).toContain('`npm ci && npm start`');
     expect(result.stderr).toContain('installs Node 999.0.0 (node_modules/.bin/node)');
     expect(result.stderr).toContain('Node 999 or newer (docs/deployment.md "Runtime")');
+  });
+
+  it('runs on a Node exactly as new as engines.node asks, to the minor version', async () => {
+    fs.rmSync(root, { recursive: true, force: true });
+    const [major, minor] = process.versions.node.split('.');
+    root = scratchProject({ node: `>=${major}.${minor}` });
+    const result = await start(root);
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/gateway ran --port 1$/), builds: 1 });
   });
 });
 
@@ -198,7 +254,7 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
         "const stop = (signal) => { process.stdout.write('drained on ' + signal + '\\n'); process.exit(3); };",
         "process.on('SIGTERM', stop);",
         "process.on('SIGINT', stop);",
-        "process.stdout.write(JSON.stringify({ ready: process.argv.slice(2), parent: process.ppid }) + '\\n');",
+        "process.stdout.write(JSON.stringify({ ready: process.argv.slice(2), parent: process.ppid, flags: process.execArgv }) + '\\n');",
         'setInterval(() => undefined, 1000);',
       ].join('\n'),
     );
@@ -234,7 +290,7 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
         check();
       });
     const ready = printed('{"ready"').then(
-      () => JSON.parse(/^\{"ready".*$/m.exec(stdout)![0]) as { ready: string[]; parent: number },
+      () => JSON.parse(/^\{"ready".*$/m.exec(stdout)![0]) as { ready: string[]; parent: number; flags: string[] },
     );
     // npm's own exit: its output closes only once every process holding it has exited too.
     const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
@@ -297,23 +353,33 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
     expect(await run.output()).toContain('SIGINTs: 1\n');
   });
 
-  it("a terminal's Ctrl-C reaches the gateway once, though npm passes it on too", async () => {
+  it.each([
+    // `exec` leaves npm alone in the terminal's session, its group the session's.
+    ['alone on its terminal', (npm: string) => `exec ${npm}`],
+    // A shell with job control (set -m, as an interactive shell has) runs it as a job: a group of
+    // its own, made the terminal's foreground group, in the shell's session.
+    ['run as a job by a shell with job control', (npm: string) => `set -m; ${npm}`],
+  ])("a terminal's Ctrl-C reaches the gateway once, though npm passes it on too (npm %s)", async (_how, command) => {
     countSigints();
     // `script` runs npm on a terminal of its own, in that terminal's foreground group; what it
-    // reads from its stdin is typed at that terminal. `script` starts npm through $SHELL -c: `exec`
-    // leaves npm alone in that group, as an interactive shell's job control does, so the shell's
-    // own fate under Ctrl-C (dash, say, dies of it while it waits) is not the test's. SHELL is
-    // set, not inherited: the machine's may name a shell that is not installed.
+    // reads from its stdin is typed at that terminal. `script` starts npm through $SHELL -c, as
+    // `command` says: either way the shell is outside the group the Ctrl-C goes to, so its own fate
+    // under Ctrl-C (dash, say, dies of it while it waits) is not the test's. SHELL is set, not
+    // inherited: the machine's may name a shell that is not installed.
     const npmCli = process.env.npm_execpath;
     const npmCommand = npmCli?.endsWith('.js') ? `'${process.execPath}' '${npmCli}'` : 'npm';
     const env: NodeJS.ProcessEnv = { ...process.env, SHELL: '/bin/sh' };
     delete env.NODE_OPTIONS;
-    const terminal = spawn('script', ['-qfec', `exec ${npmCommand} --script-shell ${shell} run start`, '/dev/null'], {
-      cwd: root,
-      env,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const terminal = spawn(
+      'script',
+      ['-qfec', command(`${npmCommand} --script-shell ${shell} run start`), '/dev/null'],
+      {
+        cwd: root,
+        env,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     running = terminal.pid;
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => terminal.on('exit', resolve));
@@ -352,7 +418,10 @@ describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell)
     async (extraEnv) => {
       const run = await npmRun('start', extraEnv);
       // npm passes the Ctrl-C it gets on to its child, while the terminal sends it to the whole group.
-      expect((await run.ready).parent).not.toBe(run.npm.pid);
+      const ready = await run.ready;
+      expect(ready.parent).not.toBe(run.npm.pid);
+      // Under the young generation's bound: the one NODE_OPTIONS gives, else the script's own.
+      expect(ready.flags).toEqual('NODE_OPTIONS' in extraEnv ? [] : [SEMI_SPACE_ARGUMENT]);
       process.kill(-run.npm.pid!, 'SIGINT');
       expect(await run.exited).toBe(3);
       expect(leftRunning(run.npm.pid!)).toBe(false);
