@@ -112,6 +112,12 @@ describe('gateway configuration (child process)', () => {
         /^gateway: invalid setting GATEWAY_HEADERS_TIMEOUT \/ --gateway-headers-timeout: 60000 ms is longer than GATEWAY_REQUEST_TIMEOUT \(30000 ms\).*; lower GATEWAY_HEADERS_TIMEOUT or raise GATEWAY_REQUEST_TIMEOUT/,
       ],
       [{}, ['--gateway-prot=1'], /^gateway: unknown flag "--gateway-prot"; run with --help/],
+      // A build date the health document would report, though no day has it.
+      [
+        { BUILD_DATE: '2026-02-30T12:00:00Z' },
+        [],
+        /^gateway: invalid setting BUILD_DATE \/ --build-date: must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists \(a day of its month, hours 00 to 23\) \(got "2026-02-30T12:00:00Z"\)$/,
+      ],
       // --live belongs to the setup check: said so, not "unknown flag".
       [
         {},
