@@ -1,4 +1,5 @@
 import { upstreamErrorCodes } from '../core/error-codes';
+import { LOGIN_STATES } from '../core/login-state';
 import { GatewayMetrics, type MetricInstruments, type MetricsScope, modelLabel } from './gateway-metrics';
 import type { IdempotencyResult, QueueResult, ValidationResult } from './metric-declarations';
 
@@ -94,6 +95,13 @@ describe('GatewayMetrics series at zero from boot', () => {
     expect(labels).toContainEqual({ provider: 'provider_b', code: 'provider_project_required', route: 'chat' });
     expect(labels.filter((label) => (label as { code: string }).code === 'canceled')).toEqual([]);
     expect(labels.filter((label) => (label as { provider: string }).provider === 'provider_c')).toEqual([]);
+  });
+
+  it('shows no structured request in flight and no upstream session kept from boot', () => {
+    const { instruments, calls } = recordingInstruments();
+    new GatewayMetrics(instruments, SCOPE);
+    expect(calls.get('structuredInflight.set')).toEqual([[0]]);
+    expect(calls.get('upstreamSessionsKept.set')).toEqual([[0]]);
   });
 
   it('creates every upstream session turn result at 0', () => {
@@ -219,6 +227,33 @@ describe('GatewayMetrics account and request values', () => {
     });
     expect(calls.get('accountPaidInUse.set')).toEqual([[{ provider: 'provider_a', account: 'work' }, 0]]);
     expect(calls.get('accountPaidAvailable.set')).toEqual([[{ provider: 'provider_a', account: 'work' }, 1]]);
+  });
+
+  it("sets exactly the login report's state of a login to 1 and every other state to 0", () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.loginState('provider_a', 'work', 'missing');
+    const set = calls.get('loginState.set')!;
+    expect(set.filter(([, value]) => value === 1)).toEqual([
+      [{ provider: 'provider_a', account: 'work', state: 'missing' }, 1],
+    ]);
+    expect(set).toContainEqual([{ provider: 'provider_a', account: 'work', state: 'usable' }, 0]);
+    expect(set).toHaveLength(LOGIN_STATES.length);
+  });
+
+  it('shows paid usage as available only when the upstream says so, not because it reported on paid usage at all', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    metrics.accountPlan('provider_a', 'work', {
+      windows: [],
+      paid: { kind: 'credits', available: false, inUse: false },
+      planSpent: true,
+    });
+    const login = { provider: 'provider_a', account: 'work' };
+    expect(calls.get('accountPaidAvailable.set')).toEqual([[login, 0]]);
+    expect(calls.get('accountPlanSpent.set')).toEqual([[login, 1]]);
+    expect(calls.get('accountNeedsExtraUsage.set')).toEqual([[login, 0]]);
   });
 
   it("creates a registered login's counters at 0, so an increase() over them reads 0 rather than no data", () => {
