@@ -1,7 +1,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ErrorCode } from './error-codes';
-import { answerLogLevel, errorSpec, errorTable, formatWait, structuredStatus, upstreamErrorCodes } from './error-codes';
+import {
+  answerLogLevel,
+  CORE_ERROR_CODES,
+  errorSpec,
+  errorTable,
+  familyMessage,
+  formatWait,
+  loginRequiredMessage,
+  structuredHttpStatus,
+  structuredStatus,
+  upstreamErrorCodes,
+} from './error-codes';
 import { GatewayError } from './gateway.error';
 
 const DOC = path.resolve(__dirname, '..', '..', 'docs', 'error-codes.md');
@@ -68,6 +79,14 @@ describe('the error table', () => {
     expect(structuredStatus('idempotency_conflict')).toBe(409);
   });
 
+  it("answers on the structured route with the row's own status, else its contract code's, and an OpenAI-shaped row's with its OpenAI status", () => {
+    expect(structuredHttpStatus(errorSpec('request_timeout'))).toBe(408);
+    expect(structuredHttpStatus(errorSpec('route_not_found'))).toBe(404);
+    expect(structuredHttpStatus(errorSpec('request_too_large'))).toBe(400);
+    expect(structuredHttpStatus(errorSpec('auth'))).toBe(401);
+    expect(structuredHttpStatus(errorSpec('upstream'))).toBe(502);
+  });
+
   it('uses the OpenAI types of docs/design/decisions.md §4', () => {
     const expectations: [ErrorCode, number, string, string][] = [
       ['invalid_request', 400, 'invalid_request_error', 'invalid_request'],
@@ -82,6 +101,25 @@ describe('the error table', () => {
     for (const [code, status, type, openaiCode] of expectations) {
       expect(errorSpec(code)).toMatchObject({ status, type, openaiCode });
     }
+  });
+
+  it('answers the Responses API paths with the 404 docs/endpoints.md shows, naming the way back to Chat Completions', () => {
+    const endpoints = fs.readFileSync(path.resolve(__dirname, '..', '..', 'docs', 'endpoints.md'), 'utf8');
+    const shown = endpoints
+      .split('\n')
+      .filter((line) => line.startsWith('{"error":') && line.includes('Responses API'))
+      .map((line) => JSON.parse(line) as unknown);
+    const spec = errorSpec('responses_api_not_served');
+    expect(shown).toEqual([{ error: { message: spec.message, type: spec.type, code: spec.openaiCode, param: null } }]);
+  });
+
+  it("words the refusals whose message is the client's only guide", () => {
+    expect(errorSpec('auth').message).toBe(
+      "the gateway's upstream login is missing or was refused (not your API key); log in again with the provider's CLI on the gateway's machine",
+    );
+    expect(errorSpec('request_timeout').message).toBe('the request did not arrive in time');
+    expect(errorSpec('rate_limited').message).toBe('the upstream is rate limiting requests; retry later');
+    expect(errorSpec('draining').message).toBe('the gateway is shutting down; retry on another instance');
   });
 
   it('words a context overflow as clients that read the message detect one (exceeds the context window)', () => {
@@ -106,6 +144,7 @@ describe(answerLogLevel.name, () => {
     expect(answerLogLevel(503, 'draining')).toBe('info');
     expect(answerLogLevel(503, 'idempotency_store_full')).toBe('error');
     expect(answerLogLevel(502, 'upstream')).toBe('error');
+    expect(answerLogLevel(500, 'internal')).toBe('error');
   });
 
   it('marks only the drain as routine', () => {
@@ -136,9 +175,59 @@ describe(upstreamErrorCodes.name, () => {
       expect.arrayContaining(['auth', 'provider_account_unsupported', 'provider_project_required']),
     );
     expect(upstreamErrorCodes('provider_a')).not.toContain('provider_account_unsupported');
+    // The core rows an upstream's failure carries, each a series at 0 from start-up; none of the gateway's own refusals.
+    expect(upstreamErrorCodes('provider_a').filter((code) => code in CORE_ERROR_CODES)).toEqual([
+      'auth',
+      'rate_limited',
+      'usage_limit',
+      'usage_credit_exhausted',
+      'usage_paused',
+      'extra_usage_required',
+      'context_window',
+      'bad_request',
+      'not_found',
+      'model_requires_newer_client',
+      'model_not_entitled',
+      'upstream',
+      'invalid_tool_call',
+      'timeout',
+    ]);
     for (const provider of ['provider_a', 'provider_b', 'provider_c']) {
       expect(upstreamErrorCodes(provider)).not.toContain('canceled');
       expect(upstreamErrorCodes(provider)).not.toContain('queue_full');
     }
+  });
+});
+
+describe(familyMessage.name, () => {
+  it('tells a missing login to log in again with the command, and that no restart is needed', () => {
+    expect(loginRequiredMessage('provider_c', '`/login`')).toBe(
+      'provider_c has no usable Claude Code CLI login on the gateway (this is not about your API key): `/login`; the gateway picks the new login up without a restart',
+    );
+  });
+
+  it('says what to wait for when neither the reset nor the wait is known', () => {
+    expect(familyMessage('usage_credit_exhausted', 'provider_a')).toBe(
+      'provider_a: the usage credit of this Codex CLI login is used up; wait for the reset or add another login',
+    );
+    expect(familyMessage('usage_paused', 'provider_a')).toMatch(
+      /else usage resumes when the cap resets; retry after it resets, or add a login of another organization$/,
+    );
+  });
+
+  it('names no reset that is not a time, rather than failing to answer', () => {
+    expect(familyMessage('usage_limit', 'provider_c', Number.NaN)).toBe(
+      'provider_c: this Claude Code CLI login reached its usage limit; retry after the reset, or add another login',
+    );
+  });
+
+  it("names the family's own turn timeout setting on a timeout", () => {
+    expect(familyMessage('timeout', 'provider_b')).toBe(
+      "provider_b: the upstream did not answer in time; retry, and if it keeps timing out, the gateway's operator can raise PROVIDER_B_TIMEOUT (the longest a turn may take) or GATEWAY_STREAM_IDLE_TIMEOUT (the longest wait for the upstream's next event)",
+    );
+  });
+
+  it("leaves the table's message to an error of no known family", () => {
+    expect(familyMessage('auth', undefined)).toBeUndefined();
   });
 });
