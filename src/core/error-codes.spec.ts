@@ -118,6 +118,7 @@ describe('the error table', () => {
       "the gateway's upstream login is missing or was refused (not your API key); log in again with the provider's CLI on the gateway's machine",
     );
     expect(errorSpec('request_timeout').message).toBe('the request did not arrive in time');
+    expect(errorSpec('request_too_large').message).toBe('the request body exceeds the maximum size');
     expect(errorSpec('rate_limited').message).toBe('the upstream is rate limiting requests; retry later');
     expect(errorSpec('draining').message).toBe('the gateway is shutting down; retry on another instance');
   });

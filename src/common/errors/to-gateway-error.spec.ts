@@ -1,4 +1,11 @@
+import { BadRequestException, HttpException, MethodNotAllowedException, NotFoundException } from '@nestjs/common';
 import { toGatewayError } from './to-gateway-error';
+
+/** The code and public message an error maps to. */
+const mapped = (thrown: unknown) => {
+  const error = toGatewayError(thrown);
+  return [error.code, error.publicMessage];
+};
 
 describe(toGatewayError.name, () => {
   // What raw-body raises for a body other than its Content-Length: Node's HTTP parser usually
@@ -13,6 +20,48 @@ describe(toGatewayError.name, () => {
 
   it('takes a body whose connection closed before it ended for the client leaving (canceled), not a refusal', () => {
     expect(toGatewayError(rawBodyError('request.aborted')).code).toBe('canceled');
+  });
+});
+
+describe(`${toGatewayError.name} by status`, () => {
+  it('takes a 404 or a 405 for no such route, and a 413 for a body too large, whether the status is `status` or `statusCode`', () => {
+    expect(mapped(new NotFoundException())).toEqual(['route_not_found', undefined]);
+    expect(mapped(new MethodNotAllowedException())).toEqual(['route_not_found', undefined]);
+    expect(mapped(new HttpException('too large', 413))).toEqual(['request_too_large', undefined]);
+    expect(mapped(Object.assign(new Error('too large'), { statusCode: 413 }))).toEqual([
+      'request_too_large',
+      undefined,
+    ]);
+  });
+
+  it("words a validation refusal in the validator's own words, one after another, and any other 4xx as a bad request", () => {
+    expect(mapped(new BadRequestException(['model must be a string', 'messages must be an array']))).toEqual([
+      'invalid_request',
+      'model must be a string; messages must be an array',
+    ]);
+    expect(mapped(new BadRequestException('stream must be a boolean'))).toEqual([
+      'invalid_request',
+      'stream must be a boolean',
+    ]);
+    expect(mapped(new HttpException('unsupported', 415))).toEqual([
+      'invalid_request',
+      'Content-Type must be application/json',
+    ]);
+  });
+
+  it('takes anything else for a bug (500 internal): a 5xx, or an error without a status', () => {
+    expect(toGatewayError(new HttpException('boom', 500)).code).toBe('internal');
+    expect(toGatewayError(new Error('boom')).code).toBe('internal');
+  });
+
+  it('quotes a Content-Encoding the body reader does not inflate only while it is a short list of names', () => {
+    const unsupported = (encoding: string) =>
+      toGatewayError(Object.assign(rawBodyError('encoding.unsupported'), { encoding }));
+    expect(unsupported('compress, gzip').publicMessage).toBe(
+      'Content-Encoding "compress, gzip" is not supported; send the body uncompressed, or compressed once with gzip, deflate, br or zstd (and Content-Encoding naming it)',
+    );
+    expect(unsupported('x'.repeat(25)).publicMessage).toMatch(/^this Content-Encoding is not supported; /);
+    expect(unsupported('gzip; q=<script>').publicMessage).toMatch(/^this Content-Encoding is not supported; /);
   });
 });
 
