@@ -3,7 +3,9 @@ import { familyIds, familyOf } from '../../core/family-registry';
 import { GatewayError } from '../../core/gateway.error';
 import {
   CLIENT_RETRY_AFTER_MAX_SECONDS,
+  clientErrorLogFields,
   errorAnswer,
+  markStructuredRoute,
   rawErrorResponse,
   shouldRetryHeader,
   streamErrorContent,
@@ -42,6 +44,12 @@ describe(errorAnswer.name, () => {
         request_id: 'req-1',
         contract_version: '2.0.0',
       },
+    });
+  });
+
+  it("names the request field the error is about in the OpenAI shape's param", () => {
+    expect(errorAnswer(new GatewayError('unsupported_parameter', { param: 'n' }), 'openai').body).toMatchObject({
+      error: { code: 'unsupported_parameter', param: 'n' },
     });
   });
 
@@ -92,6 +100,46 @@ describe(errorAnswer.name, () => {
 });
 
 describe(writeErrorResponse.name, () => {
+  /** A response that records what was written on it. */
+  const recordingResponse = (headersSent = false) => ({
+    headersSent,
+    writableEnded: false,
+    setHeader: jest.fn(),
+    status: jest.fn(function (this: unknown) {
+      return this;
+    }),
+    json: jest.fn(),
+    end: jest.fn(),
+  });
+
+  it("echoes a structured request's own request_id in its contract's error shape", () => {
+    const request = { body: { request_id: 'req-7' } };
+    markStructuredRoute()(request as never, {} as never, () => undefined);
+    const response = recordingResponse();
+    writeErrorResponse(request as never, response as never, new GatewayError('invalid_schema'));
+    expect(response.status.mock.calls).toEqual([[400]]);
+    expect(response.json.mock.calls).toEqual([
+      [
+        {
+          error: { code: 'invalid_schema', message: 'schema uses unsupported constructs' },
+          request_id: 'req-7',
+          contract_version: '2.0.0',
+        },
+      ],
+    ]);
+  });
+
+  it('only ends a response whose headers already went out: the stream owns its error', () => {
+    const response = recordingResponse(true);
+    writeErrorResponse({} as never, response as never, new GatewayError('upstream'));
+    expect([response.setHeader, response.status, response.json, response.end].map((fn) => fn.mock.calls)).toEqual([
+      [],
+      [],
+      [],
+      [[]],
+    ]);
+  });
+
   it('writes nothing for a client that left (canceled): its connection is gone', () => {
     const response = { headersSent: false, setHeader: jest.fn(), status: jest.fn(), json: jest.fn(), end: jest.fn() };
     writeErrorResponse({} as never, response as never, new GatewayError('canceled'));
@@ -119,6 +167,35 @@ describe(rawErrorResponse.name, () => {
         'Connection: close\r\n\r\n' +
         body,
     );
+  });
+});
+
+describe('the log fields of an answered error', () => {
+  it("give a client error's param and the words the client got, bounded to 400 code points", () => {
+    expect(
+      clientErrorLogFields(new GatewayError('unsupported_parameter', { param: 'n', publicMessage: 'n must be 1' })),
+    ).toEqual({ param: 'n', error_message: 'n must be 1' });
+    const long = clientErrorLogFields(new GatewayError('invalid_request', { publicMessage: 'x'.repeat(1000) }));
+    expect(long.error_message).toBe('x'.repeat(400));
+  });
+
+  it("keep only the param of a message that quotes the client's request", () => {
+    const quoting = new GatewayError('invalid_schema', {
+      param: 'schema',
+      quotesRequest: true,
+      publicMessage: 'schema/properties/secret: must be object',
+    });
+    expect(clientErrorLogFields(quoting)).toEqual({ param: 'schema' });
+  });
+
+  it('name the code of every answer, and the words only of a client error (4xx, not a client that left)', () => {
+    expect(rawErrorResponse(new GatewayError('request_timeout'), 'id').logFields).toEqual({
+      error_code: 'request_timeout',
+      param: undefined,
+      error_message: 'the request did not arrive in time',
+    });
+    expect(rawErrorResponse(new GatewayError('internal'), 'id').logFields).toEqual({ error_code: 'internal' });
+    expect(rawErrorResponse(new GatewayError('canceled'), 'id').logFields).toEqual({ error_code: 'canceled' });
   });
 });
 
@@ -311,6 +388,14 @@ describe('x-should-retry: whether a client may retry by itself', () => {
 
   it('is true on 408: a request that was too slow to arrive may make it when sent again', () => {
     expect(headersOf(new GatewayError('request_timeout'))).toEqual({ 'x-should-retry': 'true' });
+  });
+
+  it("is false on the structured route's 502 for an upstream refusal of the request: the same request meets it again", () => {
+    for (const code of ['bad_request', 'context_window'] as const)
+      expect(errorAnswer(new GatewayError(code), 'structured')).toMatchObject({
+        status: 502,
+        headers: [['x-should-retry', 'false']],
+      });
   });
 
   it('is left to the client on the 5xx without a Retry-After', () => {
