@@ -1,5 +1,5 @@
 import { BadRequestException, HttpException, MethodNotAllowedException, NotFoundException } from '@nestjs/common';
-import { toGatewayError } from './to-gateway-error';
+import { toGatewayError, undecodableBody } from './to-gateway-error';
 
 /** The code and public message an error maps to. */
 const mapped = (thrown: unknown) => {
@@ -15,6 +15,17 @@ describe(toGatewayError.name, () => {
     expect([error.code, error.publicMessage]).toEqual([
       'invalid_request',
       'the body is shorter or longer than its Content-Length; send the length of the bytes sent (compressed, when compressed), or send the body chunked without Content-Length',
+    ]);
+  });
+
+  it('words a body that is not JSON, and one that does not inflate as its Content-Encoding names, with the fix', () => {
+    expect(mapped(rawBodyError('entity.parse.failed'))).toEqual([
+      'invalid_request',
+      'the request body is not valid JSON',
+    ]);
+    expect([undecodableBody('gzip').code, undecodableBody('gzip').publicMessage]).toEqual([
+      'invalid_request',
+      'the body is not valid gzip data (Content-Encoding: gzip); send it compressed as that header says, or uncompressed without Content-Encoding',
     ]);
   });
 
