@@ -310,6 +310,21 @@ describe('GatewayMetrics account and request values', () => {
     expect(calls.get('structuredTokens.inc')).toEqual([[{ model: 'gpt-5.4', kind: 'completion' }, 9]]);
   });
 
+  it('records the time to first token, structured failures by code, structured requests in flight and upstream session turns by result', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.firstToken('provider_a', 1.5);
+    metrics.structuredFailure('rate_limited');
+    metrics.structuredInflightChanged(1);
+    metrics.structuredInflightChanged(-1);
+    metrics.upstreamSessionTurn('fallback');
+    expect(calls.get('timeToFirstToken.observe')).toEqual([[{ provider: 'provider_a' }, 1.5]]);
+    expect(calls.get('structuredFailures.inc')).toEqual([[{ code: 'rate_limited' }]]);
+    expect(calls.get('structuredInflight.inc')).toEqual([[1], [-1]]);
+    expect(calls.get('upstreamSessionTurns.inc')).toEqual([[{ result: 'fallback' }]]);
+  });
+
   it('labels request durations by whether the request streamed (the dashboard filters stream="true")', () => {
     const { instruments, calls } = recordingInstruments();
     const metrics = new GatewayMetrics(instruments, SCOPE);
