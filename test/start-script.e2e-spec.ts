@@ -71,6 +71,17 @@ async function start(
   return { code, stdout, stderr, builds: fs.existsSync(buildsFile) ? Number(fs.readFileSync(buildsFile, 'utf8')) : 0 };
 }
 
+/** `node scripts/start.mjs` in `root`, left running, its output piped, without NODE_OPTIONS' bound. */
+function spawnStart(root: string) {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  return spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
 /** Makes dist/main.js an hour old and `input` (relative to root) a minute old. */
 function makeNewerThanDist(root: string, input: string): void {
   const now = Date.now() / 1000;
@@ -122,13 +133,7 @@ describe('npm start (scripts/start.mjs)', () => {
       ].join('\n'),
     );
     makeNewerThanDist(root, 'build.cjs');
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    delete env.NODE_OPTIONS;
-    const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs')], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnStart(root);
     let stdout = '';
     const ready = new Promise<void>((resolve) =>
       child.stdout.on('data', (chunk: Buffer) => {
@@ -147,13 +152,7 @@ describe('npm start (scripts/start.mjs)', () => {
     await start(root);
     fs.writeFileSync(path.join(root, 'dist', 'main.js'), "process.kill(process.pid, 'SIGTERM');\n");
     makeNewerThanDist(root, 'build.cjs');
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    delete env.NODE_OPTIONS;
-    const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs')], {
-      cwd: root,
-      env,
-      stdio: 'ignore',
-    });
+    const child = spawnStart(root);
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
       child.on('exit', (...end) => resolve(end)),
     );

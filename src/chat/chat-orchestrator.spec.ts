@@ -134,6 +134,15 @@ class FakeKeepAlive implements HeldAnswerKeepAlive {
   stopKeepAlive(): void {
     this.stops++;
   }
+
+  /** How many holds there were when the renderer was called (`readAll`), once `render` ran. */
+  holdsBeforeRender?: number;
+
+  /** `readAll`, noting the holds so far when it is called. */
+  readonly render: TurnRenderer<ChatEvent[]> = (events) => {
+    this.holdsBeforeRender = this.holds;
+    return readAll(events);
+  };
 }
 
 /** Reads every event, as the SSE writer and the aggregator do. */
@@ -655,13 +664,8 @@ describe(ChatOrchestrator.name, () => {
         const adapter = providerC([answer('{"city":"Paris"}')]);
         const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
         const keepAlive = new FakeKeepAlive();
-        let holdsBeforeRender = 0;
-        const render: TurnRenderer<ChatEvent[]> = (events) => {
-          holdsBeforeRender = keepAlive.holds;
-          return readAll(events);
-        };
-        expect(await orchestrator.run(command(body), render, keepAlive)).toEqual(answer('{"city":"Paris"}'));
-        expect([holdsBeforeRender, keepAlive.stops]).toEqual([1, 0]);
+        expect(await orchestrator.run(command(body), keepAlive.render, keepAlive)).toEqual(answer('{"city":"Paris"}'));
+        expect([keepAlive.holdsBeforeRender, keepAlive.stops]).toEqual([1, 0]);
       });
 
       it('answers 422 output_validation_failed after three unusable answers, before any output', async () => {
@@ -926,28 +930,20 @@ describe(ChatOrchestrator.name, () => {
         ]);
         const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
         const keepAlive = new FakeKeepAlive();
-        let holdsBeforeRender = 0;
-        const render: TurnRenderer<ChatEvent[]> = (events) => {
-          holdsBeforeRender = keepAlive.holds;
-          return readAll(events);
-        };
-        expect(await orchestrator.run(command(body('required')), render, keepAlive)).toEqual([
+        expect(await orchestrator.run(command(body('required')), keepAlive.render, keepAlive)).toEqual([
           text('Reading it.'),
           called('read_file'),
           finish,
         ]);
-        expect([holdsBeforeRender, keepAlive.stops]).toEqual([1, 0]);
+        expect([keepAlive.holdsBeforeRender, keepAlive.stops]).toEqual([1, 0]);
         const atOnce = new FakeKeepAlive();
         const answered = providerC([[called('read_file'), finish]]);
         await setup(answered, { GATEWAY_PROVIDERS: 'provider_c' }).orchestrator.run(
           command(body('required')),
-          async (events) => {
-            holdsBeforeRender = atOnce.holds;
-            return readAll(events);
-          },
+          atOnce.render,
           atOnce,
         );
-        expect(holdsBeforeRender).toBe(1);
+        expect(atOnce.holdsBeforeRender).toBe(1);
         const plain = new FakeKeepAlive();
         await orchestrator.run(command(body('auto')), readAll, plain);
         expect(plain.holds).toBe(0);
