@@ -39,9 +39,9 @@ function git(...args) {
 const nonEmpty = (value) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
 /** A BUILD_* variable, checked with the same rule the gateway applies at start-up. */
-function buildVariable(name, pattern, rule) {
+function buildVariable(name, accepts, rule) {
   const value = nonEmpty(process.env[name]);
-  if (value !== undefined && !pattern.test(value)) {
+  if (value !== undefined && !accepts(value)) {
     process.stderr.write(`stamp-build: ${name} ${rule} (got ${JSON.stringify(value.slice(0, 80))})\n`);
     process.exit(1);
   }
@@ -53,20 +53,19 @@ function utcSeconds(date) {
 }
 
 /**
- * YYYY-MM-DDTHH:MM:SSZ of an instant that exists: Date.parse takes days the month does not have
- * (2026-02-30 as 2026-03-02) and 24:00:00, so the value must read back as written.
+ * Whether `value` is YYYY-MM-DDTHH:MM:SSZ of an instant that exists: Date.parse takes days the month
+ * does not have (2026-02-30 as 2026-03-02) and 24:00:00, so the value must read back as written.
  */
-const EXISTING_TIMESTAMP = {
-  test: (value) =>
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value) &&
-    !Number.isNaN(Date.parse(value)) &&
-    utcSeconds(new Date(Date.parse(value))) === value,
-};
+function isExistingTimestamp(value) {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value)) return false;
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && utcSeconds(new Date(time)) === value;
+}
 
 function buildDate() {
   const explicit = buildVariable(
     'BUILD_DATE',
-    EXISTING_TIMESTAMP,
+    isExistingTimestamp,
     'must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists (a day of its month, hours 00 to 23)',
   );
   if (explicit) return explicit;
@@ -80,7 +79,7 @@ function stamp() {
   const head = git('rev-parse', 'HEAD');
   const explicitCommit = buildVariable(
     'BUILD_COMMIT',
-    /^[0-9a-fA-F]{40}$/,
+    (value) => /^[0-9a-fA-F]{40}$/.test(value),
     'must be a full 40-character hexadecimal commit id',
   );
   const commit = explicitCommit?.toLowerCase() ?? (head && /^[0-9a-f]{40}$/.test(head) ? head : undefined);

@@ -38,6 +38,25 @@ export interface ParsedChatBody {
 }
 
 /**
+ * What a body asks for, as far as it can be read before it is validated: for the log line and
+ * metrics of a body refused as invalid (the model as `modelAskedFor` reads it).
+ */
+export function askedFor(body: unknown, defaultModel: string): { model?: string; stream: boolean } {
+  if (typeof body !== 'object' || body === null) return { stream: false };
+  const fields = body as Record<string, unknown>;
+  return { model: modelAskedFor(fields, defaultModel), stream: fields.stream === true };
+}
+
+/**
+ * The model a body names; `defaultModel` when it names none (absent or null); undefined when its
+ * `model` is some other value, which the body rules refuse.
+ */
+function modelAskedFor(body: Record<string, unknown>, defaultModel: string): string | undefined {
+  if (body.model === undefined || body.model === null) return defaultModel;
+  return typeof body.model === 'string' ? body.model : undefined;
+}
+
+/**
  * Validates a chat body; failures are 400 `invalid_request` naming fields and rules, never values
  * but the tool name a rule is about (a repeated one).
  * A body without `model` (or with `null`) asks for `defaultModel` (the catalog's `default_model`).
@@ -50,8 +69,8 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
   if (errors.messages.length > 0)
     throw new GatewayError('invalid_request', { publicMessage: errors.messages.join('; '), param: errors.field });
   const raw = body as Record<string, unknown>;
-  // The body rules refuse an empty or blank string: only an absent or null model is the default.
-  const model = typeof raw.model === 'string' ? raw.model : defaultModel;
+  // The body rules refuse a model that is not a string, and an empty or blank one.
+  const model = modelAskedFor(raw, defaultModel)!;
   const streamOptions = raw.stream_options as { include_usage?: unknown } | undefined;
   const tools = Array.isArray(raw.tools) ? (raw.tools as ToolDefinition[]) : [];
   const normalizedTools = normalizeTools(tools);

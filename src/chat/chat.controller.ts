@@ -17,7 +17,7 @@ import { queueKey } from '../queue/chat-identity';
 import type { StreamOutcome } from './chat-completion.renderer';
 import { aggregateCompletion, ChunkFactory, ToolCallCollector, writeChatStream } from './chat-completion.renderer';
 import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
-import { parseChatBody } from './chat-request.parser';
+import { askedFor, parseChatBody } from './chat-request.parser';
 import { conversationIdOf } from '../queue/chat-identity';
 
 /**
@@ -130,20 +130,6 @@ export class ChatController {
       firstCallOnly: command.request.parallelToolCalls === false,
     });
   }
-}
-
-/**
- * What a refused body asked for, as far as it can be read, for the request's log line and metrics:
- * the model it named (the default when it named none: absent or null, as the parser reads it) and
- * whether it asked for a stream.
- */
-function askedFor(body: unknown, defaultModel: string): { model?: string; stream: boolean } {
-  if (typeof body !== 'object' || body === null) return { stream: false };
-  const { model, stream } = body as { model?: unknown; stream?: unknown };
-  return {
-    model: model === undefined || model === null ? defaultModel : typeof model === 'string' ? model : undefined,
-    stream: stream === true,
-  };
 }
 
 /** A written stream as the orchestrator takes it: its outcome, and nothing to answer after. */
