@@ -314,6 +314,84 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
+  describe('a strict tool is held to its schema by the gateway (docs/chat.md "Strict tools")', () => {
+    const strictReadFile = {
+      type: 'function',
+      function: {
+        name: 'read_file',
+        strict: true,
+        parameters: {
+          type: 'object',
+          properties: { path: { type: 'string' } },
+          required: ['path'],
+          additionalProperties: false,
+        },
+      },
+    };
+    const answer = (parts: object[], finishReason?: string) => ({
+      response: { candidates: [{ content: { role: 'model', parts }, ...(finishReason ? { finishReason } : {}) }] },
+    });
+    const call = (args: object) => ({ functionCall: { id: 'up_1', name: 'read_file', args } });
+
+    it('passes a call its schema accepts, streamed and not', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: answer([call({ path: 'a.ts' })], 'STOP') }] });
+      const streamed = await streamChat(gateway, { tools: [strictReadFile] });
+      const calls = deltas(streamed.chunks).flatMap((delta) => delta.tool_calls ?? []);
+      expect(calls.map((frame: any) => frame.function.arguments)).toEqual(['{"path":"a.ts"}']);
+      expect(streamed.chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+      fake.enqueue('generateContent', { body: answer([call({ path: 'a.ts' })], 'STOP') });
+      const whole = await postChat(gateway, { tools: [strictReadFile] });
+      expect(whole.status).toBe(200);
+      expect(((await whole.json()) as any).choices[0].finish_reason).toBe('tool_calls');
+    });
+
+    it("ends a turn whose call the schema refuses in the invalid-tool-call error, never naming the call's arguments", async () => {
+      const offSchemaLines = () =>
+        gateway.logs.records('tool_call_invalid').filter((record) => record.reason === 'off_schema_arguments').length;
+      const linesBefore = offSchemaLines();
+      fake.enqueue('streamGenerateContent', { frames: [{ json: answer([call({ file: 'secret.ts' })], 'STOP') }] });
+      const streamed = await streamChat(gateway, { tools: [strictReadFile] });
+      expect(deltas(streamed.chunks).some((delta) => delta.tool_calls)).toBe(false);
+      expect(streamed.chunks.at(-1).choices[0]).toMatchObject({
+        delta: { content: '[error: invalid upstream tool call]' },
+        finish_reason: 'stop',
+      });
+      expect(offSchemaLines()).toBe(linesBefore + 1);
+      fake.enqueue('generateContent', { body: answer([call({ path: 7 })], 'STOP') });
+      const whole = await postChat(gateway, { tools: [strictReadFile] });
+      expect(whole.status).toBe(502);
+      const error = ((await whole.json()) as any).error;
+      expect(error).toMatchObject({
+        code: 'invalid_tool_call',
+        message: expect.stringContaining(
+          `the tool call at index 0 ("read_file") has arguments that its strict tool's parameters schema refuses`,
+        ),
+      });
+      expect(JSON.stringify(error)).not.toContain('secret');
+      // The same call without strict is the model's to make.
+      fake.enqueue('generateContent', { body: answer([call({ file: 'secret.ts' })], 'STOP') });
+      const loose = await postChat(gateway, {
+        tools: [{ ...strictReadFile, function: { ...strictReadFile.function, strict: false } }],
+      });
+      expect(loose.status).toBe(200);
+    });
+
+    it('refuses a strict tool whose schema cannot be compiled with a 400 naming the tool, before any upstream call', async () => {
+      const before = fake.requests('generateContent').length;
+      const broken = { type: 'function', function: { name: 'ls', strict: true, parameters: { type: 'nope' } } };
+      const response = await postChat(gateway, { tools: [strictReadFile, broken] });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as any).error).toMatchObject({
+        code: 'invalid_request',
+        param: 'tools',
+        message: expect.stringMatching(
+          /^tools\.1 \("ls"\) is strict, and the gateway checks its calls against its parameters schema, which is not a valid JSON Schema/,
+        ),
+      });
+      expect(fake.requests('generateContent')).toHaveLength(before);
+    });
+  });
+
   describe('an empty functionCall (no name, no args) is dropped, as the contract drops empty tool deltas (docs/chat.md "Tool calls")', () => {
     const tools = [
       {

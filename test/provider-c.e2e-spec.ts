@@ -595,6 +595,47 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
+      'a strict tool is held to its schema by the gateway: a call it refuses ends in the invalid-tool-call error, one it accepts goes out, and a schema it cannot compile is a 400 before the CLI runs (docs/chat.md "Strict tools")',
+      async () => {
+        const strictReadFile = {
+          type: 'function',
+          function: {
+            name: 'read_file',
+            strict: true,
+            parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+          },
+        };
+        const refusedScript = scripted([textReply(fenceText('read_file', { file: 'secret.ts' }))]);
+        const refused = await streamChat(gateway, { messages: refusedScript.messages, tools: [strictReadFile] });
+        expect(refused.status).toBe(200);
+        expect(contents(refused)).toEqual(['[error: invalid upstream tool call]']);
+        expect(toolFrames(refused)).toEqual([]);
+        expect(recordsOf(refused.headers, 'tool_call_invalid')).toEqual([
+          expect.objectContaining({ index: 0, reason: 'off_schema_arguments' }),
+        ]);
+        const wholeScript = scripted([textReply(fenceText('read_file', { path: 9 }))]);
+        const whole = await postChat(gateway, { messages: wholeScript.messages, tools: [strictReadFile] });
+        expect(whole.status).toBe(502);
+        const error = ((await whole.json()) as any).error;
+        expect(error.message).toContain(
+          `the tool call at index 0 ("read_file") has arguments that its strict tool's parameters schema refuses`,
+        );
+
+        const acceptedScript = scripted([textReply(fenceText('read_file', { path: 'a.ts' }))]);
+        const accepted = await streamChat(gateway, { messages: acceptedScript.messages, tools: [strictReadFile] });
+        expect(toolFrames(accepted).map((frame) => frame.function.arguments)).toEqual(['{"path":"a.ts"}']);
+        expect(finishReason(accepted)).toBe('tool_calls');
+
+        const unusedScript = scripted([textReply('never sent')]);
+        const broken = { type: 'function', function: { name: 'ls', strict: true, parameters: { type: 'nope' } } };
+        const badSchema = await postChat(gateway, { messages: unusedScript.messages, tools: [broken] });
+        expect(badSchema.status).toBe(400);
+        expect(((await badSchema.json()) as any).error).toMatchObject({ code: 'invalid_request', param: 'tools' });
+        expect(api.messages(unusedScript.marker)).toEqual([]);
+      },
+    );
+
+    it.concurrent(
       'an empty block, or one whose object has neither name nor arguments, beside a valid one is dropped: the valid call alone at index 0, finish tool_calls, streamed and not',
       async () => {
         for (const empty of ['```agent_tool_call\n\n```', '```agent_tool_call\n{}\n```']) {

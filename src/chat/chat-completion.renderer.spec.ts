@@ -8,6 +8,9 @@ import type { ChatEvent } from '../core/chat-event';
 import type { StreamOutcome } from './chat-completion.renderer';
 import { aggregateCompletion, ChunkFactory, writeChatStream } from './chat-completion.renderer';
 import { ToolCallCollector } from './chat-completion.renderer';
+import { OutputValidator } from '../common/json-schema/output-validator';
+import { normalizeTools } from './chat-tools';
+import { StrictTools } from './strict-tools';
 import { sseChunks } from '../../test/support/chat-sse';
 
 /** Serves one scripted turn through the real writer on a loopback socket and returns the SSE data lines. */
@@ -492,6 +495,32 @@ describe(ToolCallCollector.name, () => {
       });
     },
   );
+
+  it("fails the turn on a strict tool's call whose arguments its schema refuses, and passes the calls it accepts", () => {
+    const schema = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
+    const strict = StrictTools.of(
+      normalizeTools([{ type: 'function', function: { name: 'read_file', parameters: schema, strict: true } }]),
+      new OutputValidator(),
+    );
+    const lines: unknown[] = [];
+    const collector = new ToolCallCollector('r', 'function', {
+      strict,
+      logger: { info: (fields) => lines.push([fields.event, fields.index, fields.reason]) },
+    });
+    collector.add({ id: 'a', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}' });
+    collector.add({ id: 'b', name: 'ls', kind: 'function', arguments: '{"any":1}' });
+    expect(collector.failure).toBeUndefined();
+    collector.add({ id: 'c', name: 'read_file', kind: 'function', arguments: '{"file":"secret.ts"}' });
+    expect(collector.failure).toMatchObject({
+      code: 'invalid_tool_call',
+      detail: 'tool call at index 2: off_schema_arguments',
+      publicMessage: expect.stringContaining(
+        `the tool call at index 2 ("read_file") has arguments that its strict tool's parameters schema refuses`,
+      ),
+    });
+    expect(collector.failure?.publicMessage).not.toContain('secret');
+    expect(lines).toEqual([['tool_call_invalid', 2, 'off_schema_arguments']]);
+  });
 
   it('takes blank function arguments as {}, and any custom input on both wires (only function tools need a JSON object)', () => {
     for (const wire of ['function', 'custom'] as const) {

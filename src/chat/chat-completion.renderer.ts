@@ -10,6 +10,7 @@ import { clientLeft, GatewayError } from '../core/gateway.error';
 import { streamErrorContent } from '../common/errors/error-writer';
 import { isJsonObject } from '../common/json';
 import { quoted } from '../core/quoted';
+import type { StrictTools } from './strict-tools';
 
 /*
  * One accepted turn in the OpenAI Chat Completions wire format: the chunk objects, the one
@@ -31,7 +32,7 @@ export interface RenderedToolCall {
   readonly extra_content?: { readonly google: { readonly thought_signature: string } };
 }
 
-export type InvalidReason = 'empty_name' | 'invalid_json_arguments' | 'non_object_arguments';
+export type InvalidReason = 'empty_name' | 'invalid_json_arguments' | 'non_object_arguments' | 'off_schema_arguments';
 
 /**
  * Why this call is invalid (a blank name; function arguments that are not JSON, or JSON but not an
@@ -57,6 +58,7 @@ const INVALID_REASON_WORDS: Readonly<Record<InvalidReason, string>> = {
   empty_name: 'has no tool name',
   invalid_json_arguments: 'has arguments that are not valid JSON',
   non_object_arguments: 'has arguments that are JSON but not an object',
+  off_schema_arguments: "has arguments that its strict tool's parameters schema refuses",
 };
 
 /** The first invalid call of a turn: its position among the turn's calls, its name and why. */
@@ -73,13 +75,16 @@ export interface ToolCallCollectorOptions {
   readonly provider?: ProviderId;
   /** `parallel_tool_calls: false`: only the first call is passed on, and checked (the parameter table in chat-parameters.ts). */
   readonly firstCallOnly?: boolean;
+  /** The request's strict tools the gateway holds calls to (strict-tools.ts): a call they refuse is invalid. */
+  readonly strict?: StrictTools;
 }
 
 /**
  * Validates and renders complete tool calls once for all families (docs/design/behaviours.md §1.3):
  * ids synthesized when missing, a repeated id ignored, function arguments must be a JSON object
- * (blank → `{}`), custom calls rendered per PRIMARY_CUSTOM_TOOL_WIRE, indices 0…n−1 in the order
- * of the calls passed on. An empty call (no name, no arguments: `isEmptyToolCall`) is dropped, as
+ * (blank → `{}`), one its tool's schema accepts when the gateway holds the tool's `strict` itself,
+ * custom calls rendered per PRIMARY_CUSTOM_TOOL_WIRE, indices 0…n−1 in the order of the calls
+ * passed on. An empty call (no name, no arguments: `isEmptyToolCall`) is dropped, as
  * the contract drops empty tool deltas, and logged as `tool_call_empty`. One invalid call fails the
  * whole turn (`failure`): a tool_calls finish without it would have the client's agent go on as if
  * the model had asked for the other tools only (contract, chat completions rule 7). Each invalid
@@ -109,6 +114,8 @@ export class ToolCallCollector {
     const { name } = call;
     const argumentsText =
       call.kind !== 'function' ? '' : (call.arguments ?? '').trim() === '' ? '{}' : (call.arguments as string);
+    if (call.kind === 'function' && this.options.strict?.accepts(name, argumentsText) === false)
+      return this.reject(position, call, 'off_schema_arguments');
     const index = this.calls.length;
     const id = call.id && call.id !== '' ? call.id : `call_${this.requestId.replace(/[^A-Za-z0-9_-]/g, '')}_${index}`;
     this.seenIds ??= new Set();

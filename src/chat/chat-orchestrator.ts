@@ -29,6 +29,7 @@ import type { ConversationId } from '../queue/chat-identity';
 import { manageContext } from './context/context-manager';
 import { bufferTurn, formatUnmet, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
 import { StopRule, StopSequenceMatcher } from './stop-sequences';
+import { StrictTools } from './strict-tools';
 import { ToolChoiceRule } from './tool-choice-rule';
 
 /** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
@@ -68,13 +69,15 @@ export interface TurnOutcome {
 
 /**
  * Writes or gathers an accepted turn's events (SSE, one JSON body, another wire format), answered
- * by the family `provider`. It returns the outcome, or throws a GatewayError while nothing was
- * written yet (the front end then answers it with its status). It needs not close `events`: the
- * orchestrator does.
+ * by the family `provider`; `strict`: the request's strict tools whose calls the gateway checks
+ * (none on a family whose upstream holds them). It returns the outcome, or throws a GatewayError
+ * while nothing was written yet (the front end then answers it with its status). It needs not
+ * close `events`: the orchestrator does.
  */
 export type TurnRenderer<T> = (
   events: AsyncIterable<ChatEvent>,
   provider: ProviderId,
+  strict: StrictTools | undefined,
 ) => Promise<{ readonly outcome: TurnOutcome; readonly result: T }>;
 
 /**
@@ -129,6 +132,7 @@ export class ChatOrchestrator {
       const parameters = fates.upstream(request.parameters);
       const stop = stopRule(fates, request);
       const json = this.jsonAnswer(fates, request, stop);
+      const strict = this.strictTools(fates, request);
       // Only a family that cannot take tool_choice upstream reads it here (the parameter table).
       const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice) : undefined;
       const managed = this.manageContext(request, logger);
@@ -192,7 +196,7 @@ export class ChatOrchestrator {
           if (stop) seen = stop.cut(seen);
         }
         // A held answer was cut attempt by attempt, before it was judged.
-        const { outcome, result } = await render(seen, provider);
+        const { outcome, result } = await render(seen, provider, strict);
         telemetry.countUsage();
         const ended = endedByGateway(signal);
         if (ended && outcome.clientGone) {
@@ -254,6 +258,19 @@ export class ChatOrchestrator {
     const refusal = json.schemaRefusal();
     if (refusal) throw refusal;
     return json;
+  }
+
+  /**
+   * The request's strict tools on a family whose upstream does not hold their calls to their
+   * schemas (the family's declaration); a schema the gateway cannot check against is a 400 before
+   * the queue and any upstream call.
+   */
+  private strictTools(fates: FamilyParameterFates, request: ParsedChatBody): StrictTools | undefined {
+    if (!fates.enforcesStrictTools) return undefined;
+    const strict = StrictTools.of(request.normalizedTools, this.validator);
+    const refusal = strict?.refusal();
+    if (refusal) throw refusal;
+    return strict;
   }
 
   /**

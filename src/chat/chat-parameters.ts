@@ -402,6 +402,8 @@ export interface FamilyParameterFates {
   readonly enforcesJson: boolean;
   /** The chat layer holds the answer to a `tool_choice` that asks for a call itself (tool-choice-rule.ts). */
   readonly enforcesToolChoice: boolean;
+  /** The chat layer checks the calls of a `strict: true` tool against its schema itself (strict-tools.ts). */
+  readonly enforcesStrictTools: boolean;
   /** Only the values this family honours upstream; the same object when nothing is dropped. */
   upstream(values: ChatParameterValues): ChatParameterValues;
 }
@@ -448,6 +450,7 @@ export function readFamilyParameters(family: Family): FamilyParameterFates {
     enforcesStop: fates.get('stop')!.fate === 'enforced',
     enforcesJson: fates.get('response_format')!.fate === 'enforced',
     enforcesToolChoice: fates.get('tool_choice')!.fate === 'enforced',
+    enforcesStrictTools: family.strictToolsUpstream !== true,
     upstream(values) {
       let kept: Record<string, unknown> | undefined;
       for (const key in values) {

@@ -956,6 +956,12 @@ describe('per-family translation', () => {
     expect(parameterFatesOf('provider_b')).toMatchObject({ enforcesStop: false, enforcesJson: false });
   });
 
+  it("holds strict tools in the gateway for every family but the one whose upstream holds them (its declaration's strictToolsUpstream)", () => {
+    expect(parameterFatesOf('provider_a').enforcesStrictTools).toBe(false);
+    expect(parameterFatesOf('provider_b').enforcesStrictTools).toBe(true);
+    expect(parameterFatesOf('provider_c').enforcesStrictTools).toBe(true);
+  });
+
   it('works for a family registered beside the built-in ones, from its own declaration', () => {
     const parameters = Object.fromEntries(
       PER_FAMILY_FIELDS.map((name) => [name, ignored('the test upstream takes none of it')]),

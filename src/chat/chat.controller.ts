@@ -18,6 +18,7 @@ import type { StreamOutcome } from './chat-completion.renderer';
 import { aggregateCompletion, ChunkFactory, ToolCallCollector, writeChatStream } from './chat-completion.renderer';
 import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
 import { askedFor, parseChatBody } from './chat-request.parser';
+import type { StrictTools } from './strict-tools';
 import { conversationIdOf } from '../queue/chat-identity';
 
 /**
@@ -95,21 +96,27 @@ export class ChatController {
 
   /** SSE: role chunk, deltas as they arrive, tool-call frames, finish, usage?, `[DONE]`. */
   private sse(writer: SseWriter, command: ChatCommand): TurnRenderer<void> {
-    return (events, provider) =>
-      writeChatStream(writer, events, new ChunkFactory(command.request.model), this.collector(command, provider), {
-        includeUsage: command.request.includeUsage,
-        signal: command.client.signal,
-      }).then(streamRendered);
+    return (events, provider, strict) =>
+      writeChatStream(
+        writer,
+        events,
+        new ChunkFactory(command.request.model),
+        this.collector(command, provider, strict),
+        {
+          includeUsage: command.request.includeUsage,
+          signal: command.client.signal,
+        },
+      ).then(streamRendered);
   }
 
   /** One `chat.completion`, written by `create` once the turn is closed. */
   private json(command: ChatCommand): TurnRenderer<Record<string, unknown>> {
-    return async (events, provider) => {
+    return async (events, provider, strict) => {
       const completion = await aggregateCompletion(
         events,
         new ChunkFactory(command.request.model),
         command.request.model,
-        this.collector(command, provider),
+        this.collector(command, provider, strict),
       );
       return {
         outcome: {
@@ -123,11 +130,12 @@ export class ChatController {
     };
   }
 
-  private collector(command: ChatCommand, provider: ProviderId): ToolCallCollector {
+  private collector(command: ChatCommand, provider: ProviderId, strict: StrictTools | undefined): ToolCallCollector {
     return new ToolCallCollector(command.requestId, this.config.customToolWire, {
       logger: command.logger,
       provider,
       firstCallOnly: command.request.parallelToolCalls === false,
+      strict,
     });
   }
 }

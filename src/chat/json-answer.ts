@@ -1,8 +1,7 @@
 import { sha256Hex } from '../common/hashing';
 import { parseJsonObjectOutput } from '../common/json-schema/json-object-output';
 import type { OutputValidator } from '../common/json-schema/output-validator';
-import { findSchemaBoundViolations } from '../common/json-schema/schema-bounds';
-import { findUncheckableProperties, UNCHECKABLE_PROPERTY } from '../common/json-schema/uncheckable-properties';
+import { uncheckableSchema } from '../common/json-schema/checkable-schema';
 import type { ChatEvent } from '../core/chat-event';
 import { isEmptyToolCall, isRefusalFinish } from '../core/chat-event';
 import type { ChatMessage } from '../core/chat-message';
@@ -50,40 +49,18 @@ export class JsonAnswer {
 
   /**
    * Why the schema cannot be used, as the 400 to answer before the queue and any upstream call,
-   * or undefined. The size bounds (the structured route's: common/json-schema/schema-bounds.ts)
-   * come first: they are what keeps a compile, which holds the event loop for a time growing with
-   * the schema, short. Then a property no answer can be checked for (uncheckable-properties.ts),
-   * which would have every attempt refused. Then what Ajv finds wrong with the schema itself,
-   * compiling it.
+   * or undefined (common/json-schema/checkable-schema.ts: the size bounds, a property no answer
+   * can be checked for, then what Ajv finds wrong compiling it).
    */
   schemaRefusal(): GatewayError | undefined {
     if (this.schemaKey === undefined || this.format.type !== 'json_schema') return undefined;
-    const passed = findSchemaBoundViolations(this.format.schema);
-    if (passed.length > 0) {
-      const more = passed.length > 3 ? `; … and ${passed.length - 3} more` : '';
-      return new GatewayError('invalid_request', {
-        param: 'response_format',
-        publicMessage: `response_format.json_schema.schema is too large for the gateway to check answers against (${passed.slice(0, 3).join('; ')}${more}); make it smaller (docs/chat.md "Structured output")`,
-        // A place nested too deep is named by the schema's own keys.
-        quotesRequest: true,
-      });
-    }
-    const places = findUncheckableProperties(this.format.schema);
-    if (places.length > 0) {
-      const more = places.length > 3 ? `; … and ${places.length - 3} more` : '';
-      return new GatewayError('invalid_request', {
-        param: 'response_format',
-        publicMessage: `response_format.json_schema.schema declares or requires a property named "${UNCHECKABLE_PROPERTY}", which the gateway cannot check answers for (at ${places.slice(0, 3).join(', ')}${more}); rename it (docs/chat.md "Structured output")`,
-        // The places are named by the schema's own keys.
-        quotesRequest: true,
-      });
-    }
-    const problems = this.validator.prepare(this.schemaKey, this.format.schema);
-    if (problems.length === 0) return undefined;
+    const uncheckable = uncheckableSchema(this.format.schema, this.schemaKey, this.validator);
+    if (uncheckable === undefined) return undefined;
+    const fix = uncheckable.fix === undefined ? '' : `; ${uncheckable.fix} (docs/chat.md "Structured output")`;
     return new GatewayError('invalid_request', {
       param: 'response_format',
-      publicMessage: `response_format.json_schema.schema is not a valid JSON Schema (${problems[0]})`,
-      // The validator's words name the schema's own keys.
+      publicMessage: `response_format.json_schema.schema ${uncheckable.problem}${fix}`,
+      // The words name the schema's own keys.
       quotesRequest: true,
     });
   }

@@ -52,4 +52,9 @@ export interface Family {
    * `enforced` ones itself; docs/chat.md's table shows these as the family's column.
    */
   readonly parameters: FamilyParameters;
+  /**
+   * Its upstream holds a tool's calls to the tool's `parameters` schema when the tool says
+   * `strict: true`. Absent: the chat layer checks each such call itself (chat/strict-tools.ts).
+   */
+  readonly strictToolsUpstream?: true;
 }

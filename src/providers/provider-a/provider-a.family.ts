@@ -20,6 +20,8 @@ export const providerA: Family = {
   messages: PROVIDER_A_MESSAGES,
   logins: (config) => fileLogins('provider_a', config.providerA.accounts, checkProviderALogin),
   parameters: PROVIDER_A_PARAMETERS,
+  // A function tool goes out with its `strict` flag, which the backend holds its calls to.
+  strictToolsUpstream: true,
   timeoutSetting: 'PROVIDER_A_TIMEOUT',
   adapter: () => import('./provider-a.adapter').then((module) => module.ProviderAAdapter),
   readPlan: (read) => import('./provider-a.plan-check').then((module) => module.readProviderAPlan(read)),

@@ -36,7 +36,7 @@ export const PROVIDER_A_PARAMETERS: FamilyParameters = {
   temperature: ignored(SAMPLING_NOT_TAKEN),
   tool_choice: honoured("`tool_choice`, forced tools flattened; with `faithful: true`, the profile's"),
   tools: honoured(
-    'flat function and custom tools (a tool without `type` as the function it is read as, on both request shapes); hosted tools (`web_search`…) as sent on classic-shape models, 400 on lite-shape ones (docs/providers.md "Two request shapes")',
+    'flat function and custom tools (a tool without `type` as the function it is read as, on both request shapes), a function\'s `strict` as sent, which the backend holds its calls to; hosted tools (`web_search`…) as sent on classic-shape models, 400 on lite-shape ones (docs/providers.md "Two request shapes")',
   ),
   top_p: ignored(SAMPLING_NOT_TAKEN),
   verbosity: honoured(

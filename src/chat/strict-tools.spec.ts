@@ -1,0 +1,93 @@
+import { OutputValidator } from '../common/json-schema/output-validator';
+import { SCHEMA_LIMITS } from '../common/json-schema/schema-bounds';
+import type { NormalizedTool } from '../core/chat-message';
+import { normalizeTools } from './chat-tools';
+import { StrictTools } from './strict-tools';
+
+const LOOKUP = {
+  type: 'object',
+  properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } },
+  required: ['city', 'days'],
+  additionalProperties: false,
+};
+
+const tools = (...definitions: Record<string, unknown>[]): readonly NormalizedTool[] => normalizeTools(definitions);
+const strictFunction = (name: string, parameters: unknown, strict: unknown = true) => ({
+  type: 'function',
+  function: { name, parameters, strict },
+});
+
+describe('StrictTools', () => {
+  it('is undefined without a strict function tool that has a schema', () => {
+    const validator = new OutputValidator();
+    expect(StrictTools.of([], validator)).toBeUndefined();
+    expect(
+      StrictTools.of(
+        tools(
+          strictFunction('loose', LOOKUP, false),
+          { type: 'function', function: { name: 'bare', strict: true } },
+          { type: 'custom', custom: { name: 'apply_patch' } },
+        ),
+        validator,
+      ),
+    ).toBeUndefined();
+    expect(validator.compileCount).toBe(0);
+  });
+
+  it('accepts the arguments its schema accepts and refuses the others, in nested and flat forms', () => {
+    const validator = new OutputValidator();
+    const strict = StrictTools.of(
+      tools(strictFunction('lookup', LOOKUP), { type: 'function', name: 'flat', parameters: LOOKUP, strict: true }),
+      validator,
+    )!;
+    expect(strict.refusal()).toBeUndefined();
+    for (const name of ['lookup', 'flat']) {
+      expect(strict.accepts(name, '{"city":"Oslo","days":2}')).toBe(true);
+      expect(strict.accepts(name, '{"city":"Oslo"}')).toBe(false);
+      expect(strict.accepts(name, '{"city":"Oslo","days":0}')).toBe(false);
+      expect(strict.accepts(name, '{"city":"Oslo","days":2,"extra":1}')).toBe(false);
+    }
+    // A tool that is not strict (or not declared) is not looked at.
+    expect(strict.accepts('other', '{"anything":true}')).toBe(true);
+    // Compiled once per schema text, at the refusal check; the calls reuse it.
+    expect(validator.compileCount).toBe(1);
+  });
+
+  it('leaves a non-strict tool beside a strict one alone', () => {
+    const strict = StrictTools.of(
+      tools(strictFunction('loose', LOOKUP, false), strictFunction('tight', LOOKUP)),
+      new OutputValidator(),
+    )!;
+    expect(strict.accepts('loose', '{}')).toBe(true);
+    expect(strict.accepts('tight', '{}')).toBe(false);
+  });
+
+  it('refuses a strict schema that cannot be compiled with a 400 naming the tool, its place and the fix', () => {
+    const strict = StrictTools.of(
+      tools(
+        strictFunction('fine', LOOKUP),
+        strictFunction('broken', { type: 'object', properties: { a: { type: 'nope' } } }),
+      ),
+      new OutputValidator(),
+    )!;
+    const refusal = strict.refusal();
+    expect(refusal).toMatchObject({ code: 'invalid_request', param: 'tools' });
+    expect(refusal?.publicMessage).toMatch(
+      /^tools\.1 \("broken"\) is strict, and the gateway checks its calls against its parameters schema, which is not a valid JSON Schema \(.+\); send a valid schema, or send the tool without strict \(docs\/chat\.md "Strict tools"\)$/,
+    );
+  });
+
+  it('refuses a strict schema past the size bounds, and one with a property it cannot check', () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let level = 0; level <= SCHEMA_LIMITS.depth; level++) deep = { type: 'object', properties: { a: deep } };
+    const tooDeep = StrictTools.of(tools(strictFunction('deep', deep)), new OutputValidator())!.refusal();
+    expect(tooDeep?.publicMessage).toContain('tools.0 ("deep") is strict');
+    expect(tooDeep?.publicMessage).toContain('is too large for the gateway to check answers against');
+    expect(tooDeep?.publicMessage).toContain('; make it smaller, or send the tool without strict');
+
+    const proto = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}}}') as unknown;
+    const unnamed = StrictTools.of(tools(strictFunction('proto', proto)), new OutputValidator())!.refusal();
+    expect(unnamed?.publicMessage).toContain('declares or requires a property named "__proto__"');
+    expect(unnamed?.publicMessage).toContain('; rename it, or send the tool without strict');
+  });
+});
