@@ -25,6 +25,7 @@ import {
   writeAuthFile,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { tokensCounted } from './support/prometheus-text';
 
 type Json = Record<string, any>;
 
@@ -164,6 +165,31 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(
         gateway.logs.records('upstream_turn_failed').filter((line) => line.reqId === after.headers.get('x-request-id')),
       ).toEqual([expect.objectContaining({ level: 30, error_code: 'upstream', upstream_code: 'server_error' })]);
+    });
+
+    it('counts the usage a response.failed reports in the token counters, after text and before it (docs/chat.md "Non-streaming response")', async () => {
+      const spent = {
+        input_tokens: 30,
+        output_tokens: 7,
+        total_tokens: 37,
+        input_tokens_details: { cached_tokens: 8 },
+      };
+      fake().enqueue({ frames: [created(), textDelta('some text'), failed('server_error', 'boom', 'resp_t2', spent)] });
+      expect(
+        await tokensCounted(gateway, 'provider_a', async () => {
+          const { chunks } = await readSse(await post(gateway, chatBody({ stream: true })));
+          expect(chunks.at(-1)!.choices[0].delta.content).toBe('[error: upstream error]');
+        }),
+      ).toEqual({ prompt: 30, completion: 7, cached: 8, reasoning: 0 });
+
+      // A failure before output is sent again: the failed attempt and the answer are both counted.
+      fake().enqueue({ frames: [failed('server_error', 'boom', 'resp_t2', spent)] }, textReply('second try'));
+      expect(
+        await tokensCounted(gateway, 'provider_a', async () => {
+          const response = await post(gateway, chatBody());
+          expect(((await response.json()) as Json).usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 5 });
+        }),
+      ).toEqual({ prompt: 42, completion: 12, cached: 8, reasoning: 0 });
     });
 
     it('answers a usage limit with 429 and Retry-After 30 after one connection (docs/upstream/provider-a.md §12.34)', async () => {

@@ -16,7 +16,7 @@ import { postChatBody, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
-import { sampleValue, scrapeMetrics } from './support/prometheus-text';
+import { tokensCounted } from './support/prometheus-text';
 import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from '../src/providers/provider-b/provider-b.constants';
 import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.empty-turn';
 
@@ -64,21 +64,6 @@ function declareToFake(baseUrl: string, declarations: Record<string, unknown>[])
       },
     }),
   });
-}
-
-/** What provider_b's `gateway_chat_api_tokens_total` counters rose by while `run` ran. */
-async function tokensCounted(gateway: TestGateway, run: () => Promise<void>): Promise<Record<string, number>> {
-  const kinds = ['prompt', 'completion', 'cached', 'reasoning'];
-  const read = async () => {
-    const text = await scrapeMetrics(gateway);
-    return kinds.map(
-      (kind) => sampleValue(text, 'gateway_chat_api_tokens_total', { provider: 'provider_b', kind }) ?? 0,
-    );
-  };
-  const before = await read();
-  await run();
-  const after = await read();
-  return Object.fromEntries(kinds.map((kind, index) => [kind, after[index] - before[index]]));
 }
 
 const deltas = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices.map((choice: any) => choice.delta));
@@ -143,7 +128,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
       frames: [{ json: textFrame('ok') }, { json: finishFrame('STOP', usage) }],
     });
     expect(
-      await tokensCounted(gateway, async () => {
+      await tokensCounted(gateway, 'provider_b', async () => {
         const result = await streamChat(gateway, { stream_options: { include_usage: true } });
         expect(result.chunks.at(-1).usage).toEqual(expected);
       }),
@@ -152,7 +137,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
     answer.response.candidates[0].content.parts = [{ text: 'ok' }];
     fake.enqueue('generateContent', { body: answer });
     expect(
-      await tokensCounted(gateway, async () => {
+      await tokensCounted(gateway, 'provider_b', async () => {
         const response = await postChat(gateway, {});
         expect(((await response.json()) as { usage: unknown }).usage).toEqual(expected);
       }),
@@ -173,7 +158,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
       ],
     });
     expect(
-      await tokensCounted(gateway, async () => {
+      await tokensCounted(gateway, 'provider_b', async () => {
         const result = await streamChat(gateway, { stream_options: { include_usage: true } });
         expect(result.chunks.at(-1).usage).toEqual({
           prompt_tokens: 10,
@@ -183,6 +168,25 @@ describe('provider_b over POST /v1/chat/completions', () => {
         });
       }),
     ).toEqual({ prompt: 10, completion: 4, cached: 2, reasoning: 0 });
+  });
+
+  it('counts the usage of the frames before an error payload in the token counters, though the answer fails (docs/chat.md "Non-streaming response")', async () => {
+    const partial = {
+      response: {
+        candidates: [{ content: { role: 'model', parts: [{ text: 'partial' }] } }],
+        usageMetadata: { promptTokenCount: 21, candidatesTokenCount: 4, totalTokenCount: 25 },
+      },
+    };
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: partial }, { json: { error: { code: 500, message: 'internal', status: 'INTERNAL' } } }],
+    });
+    expect(
+      await tokensCounted(gateway, 'provider_b', async () => {
+        const result = await streamChat(gateway, { stream_options: { include_usage: true } });
+        expect(result.chunks.at(-1).choices[0].delta.content).toMatch(/^\[error: /);
+        expect(result.chunks.some((chunk) => chunk.usage)).toBe(false);
+      }),
+    ).toEqual({ prompt: 21, completion: 4, cached: 0, reasoning: 0 });
   });
 
   it('refuses a :generateContent answer larger than 16 MiB with 502 instead of buffering it', async () => {
@@ -1139,7 +1143,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
         { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 120, candidates: 5 }) }] },
       );
       expect(
-        await tokensCounted(gateway, async () => {
+        await tokensCounted(gateway, 'provider_b', async () => {
           const result = await streamChat(gateway, { stream_options: { include_usage: true } });
           expect(result.chunks.at(-1).usage).toEqual({ prompt_tokens: 120, completion_tokens: 5, total_tokens: 125 });
         }),

@@ -51,3 +51,20 @@ export async function metricValue(
 ): Promise<number> {
   return sampleValue(await scrapeMetrics(gateway, headers), name, labels) ?? 0;
 }
+
+/** What a family's `gateway_chat_api_tokens_total` counters rose by while `run` ran, by kind. */
+export async function tokensCounted(
+  gateway: { readonly url: string },
+  provider: string,
+  run: () => Promise<void>,
+): Promise<Record<string, number>> {
+  const kinds = ['prompt', 'completion', 'cached', 'reasoning'];
+  const read = async () => {
+    const text = await scrapeMetrics(gateway);
+    return kinds.map((kind) => sampleValue(text, 'gateway_chat_api_tokens_total', { provider, kind }) ?? 0);
+  };
+  const before = await read();
+  await run();
+  const after = await read();
+  return Object.fromEntries(kinds.map((kind, index) => [kind, after[index] - before[index]]));
+}

@@ -268,8 +268,16 @@ export function incomplete(reason = 'max_output_tokens', usage: FixtureUsage | n
 }
 
 /** `response.failed` with an error code (default `server_error`). */
-export function failed(code = 'server_error', message = 'boom', id = 'resp_t2'): FakeFrame {
-  return frame({ type: 'response.failed', response: { id, status: 'failed', error: { code, message } } });
+export function failed(
+  code = 'server_error',
+  message = 'boom',
+  id = 'resp_t2',
+  usage: FixtureUsage | null = null,
+): FakeFrame {
+  return frame({
+    type: 'response.failed',
+    response: { id, status: 'failed', error: { code, message }, ...(usage ? { usage } : {}) },
+  });
 }
 
 export interface ErrorEventOptions {

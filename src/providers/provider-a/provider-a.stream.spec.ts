@@ -214,6 +214,28 @@ describe('provider_a stream translation', () => {
     });
   });
 
+  it('hands the usage a response.failed reports over as billed, for the counters only; an error event has none', () => {
+    const usage = {
+      input_tokens: 30,
+      output_tokens: 7,
+      total_tokens: 37,
+      output_tokens_details: { reasoning_tokens: 2 },
+    };
+    const failedStep = translateEvent(createStreamState(), {
+      type: 'response.failed',
+      response: { id: 'x', status: 'failed', error: { code: 'server_error', message: 'boom' }, usage },
+    });
+    expect(failedStep).toMatchObject({ events: [], terminal: true });
+    expect(failedStep.billed).toEqual({ promptTokens: 30, completionTokens: 7, totalTokens: 37, reasoningTokens: 2 });
+    const without = translateEvent(createStreamState(), {
+      type: 'response.failed',
+      response: { id: 'x', status: 'failed' },
+    });
+    expect(without).not.toHaveProperty('billed');
+    const error = translateEvent(createStreamState(), { type: 'error', error: { code: 'server_error' }, usage });
+    expect(error).not.toHaveProperty('billed');
+  });
+
   it('never turns web_search, reasoning or message items into tool calls and ignores unknown events', () => {
     const { events } = run([
       { type: 'response.output_item.added', output_index: 0, item: { id: 'ws', type: 'web_search_call' } },

@@ -115,8 +115,17 @@ export function translateEvent(state: StreamState, frame: JsonObject): StreamSte
       return step([...releaseCalls(state, 'discard'), ...usageAndFinish(event.response, finish)], { terminal: true });
     }
     case 'response.failed':
-    case 'error':
-      return step([], { accepted: false, terminal: true, unclassified: new UpstreamErrorEvent(frame) });
+    case 'error': {
+      // A failed response may report what it used: billed all the same, so counted (never shown).
+      const billed =
+        event.type === 'response.failed' && isJsonObject(frame.response) ? readUsage(frame.response.usage) : undefined;
+      return step([], {
+        accepted: false,
+        terminal: true,
+        unclassified: new UpstreamErrorEvent(frame),
+        ...(billed ? { billed } : {}),
+      });
+    }
     case 'codex.rate_limits':
       return step([], { rateLimits: rateLimitsFromEvent(frame) });
   }

@@ -41,6 +41,27 @@ const candidate = (extra: Record<string, unknown>) => ({
 });
 
 describe(translateProviderBPayload.name, () => {
+  it('hands the usage of the frames before an error payload over as billed, for the counters only', () => {
+    const state = createProviderBStreamState(new Set(), { toClient: (name) => name }, 'req-9');
+    const error = { error: { code: 500, message: 'internal', status: 'INTERNAL' } };
+    expect(
+      translateProviderBPayload(error, createProviderBStreamState(new Set(), { toClient: (name) => name }, 'r')),
+    ).not.toHaveProperty('billed');
+    translateProviderBPayload(
+      {
+        response: {
+          ...candidate({}).response,
+          usageMetadata: { promptTokenCount: 21, candidatesTokenCount: 4, totalTokenCount: 25 },
+        },
+      },
+      state,
+    );
+    const step = translateProviderBPayload(error, state);
+    expect(step.events).toEqual([]);
+    expect(step.billed).toEqual(mapUsage({ promptTokenCount: 21, candidatesTokenCount: 4, totalTokenCount: 25 }));
+    expect(step.billed).toMatchObject({ promptTokens: 21, completionTokens: 4 });
+  });
+
   it('streams thoughts as reasoning, calls in two frames with distinct per-stream ids, then usage and finish (docs/upstream/provider-b.md §13.16, §13.18, §13.21)', () => {
     expect(run(chunks('provider-b-two-calls.chunks.txt'))).toEqual([
       { type: 'reasoning-delta', text: 'Let me think.' },

@@ -59,8 +59,11 @@ export function createProviderBStreamState(
  * them at EOF.
  */
 export function translateProviderBPayload(payload: unknown, state: ProviderBStreamState): FrameStep {
-  if (isJsonObject(payload) && payload.error !== undefined)
-    return { events: [], unclassified: new UpstreamErrorEvent(payload) };
+  if (isJsonObject(payload) && payload.error !== undefined) {
+    // What the frames before the error reported was billed all the same: counted, never shown.
+    const billed = state.usage ? mapUsage(state.usage) : undefined;
+    return { events: [], unclassified: new UpstreamErrorEvent(payload), ...(billed ? { billed } : {}) };
+  }
   return { events: payloadEvents(payload, state), accepted: true };
 }
 

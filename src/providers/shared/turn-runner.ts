@@ -51,8 +51,9 @@ export interface FrameStep {
   /** The turn is complete; `events` end it. */
   readonly terminal?: boolean;
   /**
-   * On a terminal step: usage the upstream billed for the attempt beyond what its events report
-   * (provider_c: the API calls of one run the client never got), for the caller's count only.
+   * On a terminal or failed step: usage the upstream billed for the attempt beyond what its events
+   * report (provider_c: the API calls of one run the client never got; the usage a failure reports
+   * with it), for the caller's count only.
    */
   readonly billed?: UsageEvent;
   /** The attempt failed; retried before output by the shared rule. */
@@ -549,6 +550,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
               this.suspended = false;
             }
             if (step.failure !== undefined || step.unclassified !== undefined) {
+              if (step.billed) this.options.context.billed?.(step.billed);
               failure = step.failure ?? this.classified(step.unclassified);
               break;
             }
