@@ -1,6 +1,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import OpenAI from 'openai';
+import { zodFunction } from 'openai/helpers/zod';
+import { z } from 'zod';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import {
   callFrame,
@@ -378,6 +381,33 @@ describe('provider_b over POST /v1/chat/completions', () => {
         tools: [{ ...strictReadFile, function: { ...strictReadFile.function, strict: false } }],
       });
       expect(loose.status).toBe(200);
+    });
+
+    it("holds the openai SDK's zodFunction tool to its schema: parse() reads a call it accepts, and one it refuses is the SDK's 502", async () => {
+      const sdk = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test', maxRetries: 0, timeout: 20_000 });
+      const lookup = zodFunction({
+        name: 'lookup',
+        parameters: z.object({ city: z.string(), days: z.number().int() }),
+      });
+      const ask = () =>
+        sdk.chat.completions.parse({
+          model: 'gemini-2.5-pro',
+          messages: [{ role: 'user', content: 'Weather in Oslo for two days?' }],
+          tools: [lookup],
+        });
+      const lookupCall = (args: object) => ({ functionCall: { name: 'lookup', args } });
+      fake.enqueue('generateContent', { body: answer([lookupCall({ city: 'Oslo', days: 2 })], 'STOP') });
+      const completion = await ask();
+      expect(completion.choices[0].message.tool_calls?.[0]).toMatchObject({
+        function: { name: 'lookup', parsed_arguments: { city: 'Oslo', days: 2 } },
+      });
+      fake.enqueue('generateContent', { body: answer([lookupCall({ city: 'Oslo', days: 'two' })], 'STOP') });
+      const refused = await ask().then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(refused).toBeInstanceOf(OpenAI.APIError);
+      expect(refused).toMatchObject({ status: 502, code: 'invalid_tool_call' });
     });
 
     it('refuses a strict tool whose schema cannot be compiled with a 400 naming the tool, before any upstream call', async () => {
