@@ -776,6 +776,55 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
+      'a forced strict tool: a call its schema refuses is asked again, not failed; three such answers are 422 saying why (docs/chat.md "Strict tools")',
+      async () => {
+        const strictReadFile = {
+          type: 'function',
+          function: {
+            name: 'read_file',
+            strict: true,
+            parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+          },
+        };
+        const forced = { type: 'function', function: { name: 'read_file' } };
+        const again = scripted([
+          textReply(fenceText('read_file', { file: 'a.txt' })),
+          textReply(fenceText('read_file', { path: 'a.txt' })),
+        ]);
+        const response = await postChat(gateway, {
+          messages: again.messages,
+          tools: [strictReadFile],
+          tool_choice: forced,
+        });
+        expect(response.status).toBe(200);
+        const body = (await response.json()) as any;
+        expect(body.choices[0].message.tool_calls.map((call: any) => call.function)).toEqual([
+          { name: 'read_file', arguments: '{"path":"a.txt"}' },
+        ]);
+        expect(api.messages(again.marker)).toHaveLength(2);
+        expect(recordsOf(response.headers, 'chat_tool_choice_unmet')).toEqual([
+          expect.objectContaining({ attempt: 1 }),
+        ]);
+
+        const never = scripted([textReply(fenceText('read_file', { file: 'a.txt' }))]);
+        const refused = await streamChat(gateway, {
+          messages: never.messages,
+          tools: [strictReadFile],
+          tool_choice: forced,
+        });
+        expect(refused.status).toBe(422);
+        expect(refused.body.error).toMatchObject({
+          code: 'output_validation_failed',
+          param: 'tool_choice',
+          message: expect.stringContaining(
+            'the model\'s calls of the tool "read_file" that tool_choice forces had arguments its strict parameters schema refuses in 3 attempts',
+          ),
+        });
+        expect(api.messages(never.marker)).toHaveLength(3);
+      },
+    );
+
+    it.concurrent(
       'three answers without the forced call are 422 output_validation_failed naming tool_choice and the tool, nothing streamed',
       async () => {
         const { marker, messages } = scripted([textReply(['No tool is needed: ', fenceText('ls', {})])]);

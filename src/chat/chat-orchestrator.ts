@@ -134,7 +134,7 @@ export class ChatOrchestrator {
       const json = this.jsonAnswer(fates, request, stop);
       const strict = this.strictTools(fates, request);
       // Only a family that cannot take tool_choice upstream reads it here (the parameter table).
-      const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice) : undefined;
+      const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice, strict) : undefined;
       const managed = this.manageContext(request, logger);
       const instruction = json?.instruction();
       const messages = instruction ? [...managed, instruction] : managed;

@@ -5,6 +5,7 @@ import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import { toolCallProblem } from './chat-completion.renderer';
 import { quoted } from '../core/quoted';
+import type { StrictTools } from './strict-tools';
 
 /*
  * A `tool_choice` the gateway enforces itself, for families whose upstream takes it only as an
@@ -20,7 +21,9 @@ import { quoted } from '../core/quoted';
  * keep-alive comment must go out (the orchestrator's HeldAnswerKeepAlive). An answer asked again
  * was never seen by the client. Tool calls reach the ToolCallCollector as before, which writes
  * them at the end of the turn. An answer the upstream's safety system stopped (`content_filter`)
- * is not asked again: asking bills another turn for what was refused, so it is the answer.
+ * is not asked again: asking bills another turn for what was refused, so it is the answer. A call
+ * the gateway holds to its strict tool's schema (strict-tools.ts) meets the choice only when the
+ * schema accepts it: the answer is held, so it can be asked again rather than failed.
  */
 
 /** What a turn read up to the call the choice asks for amounts to. */
@@ -36,15 +39,24 @@ export type ToolChoiceVerdict =
 type DropLogger = Pick<EventLogger, 'warn'>;
 
 export class ToolChoiceRule {
-  /** The rule for a `tool_choice`; undefined when it asks for no call (absent, `auto`, `none`). */
-  static of(toolChoice: unknown): ToolChoiceRule | undefined {
-    if (toolChoice === 'required') return new ToolChoiceRule(undefined);
+  /**
+   * The rule for a `tool_choice`; undefined when it asks for no call (absent, `auto`, `none`).
+   * `strict`: the request's strict tools the gateway holds calls to (strict-tools.ts).
+   */
+  static of(toolChoice: unknown, strict?: StrictTools): ToolChoiceRule | undefined {
+    if (toolChoice === 'required') return new ToolChoiceRule(undefined, strict);
     const forced = forcedToolName(toolChoice);
-    return forced === undefined ? undefined : new ToolChoiceRule(forced);
+    return forced === undefined ? undefined : new ToolChoiceRule(forced, strict);
   }
 
+  /** The last attempt read had an admitted call its strict tool's schema refused: why it was unmet. */
+  private offSchema = false;
+
   /** `forced`: the one tool a forced choice names; undefined for `required`. */
-  private constructor(private readonly forced: string | undefined) {}
+  private constructor(
+    private readonly forced: string | undefined,
+    private readonly strict: StrictTools | undefined,
+  ) {}
 
   /**
    * Whether the call may reach the client: any call for `required`, only the forced tool's for a
@@ -62,9 +74,18 @@ export class ToolChoiceRule {
     return false;
   }
 
-  /** Whether the call answers the choice: admitted, and one the collector passes on. */
+  /**
+   * Whether the call answers the choice: admitted, and one the collector passes on. A call its
+   * strict tool's schema refuses would fail the answer there, so it does not, and the answer is
+   * asked again like one without the call.
+   */
   private meets(call: ToolCallEvent): boolean {
-    return this.admits(call) && toolCallProblem(call) === undefined;
+    if (!this.admits(call) || toolCallProblem(call) !== undefined) return false;
+    if (call.kind !== 'function' || this.strict === undefined) return true;
+    const text = (call.arguments ?? '').trim() === '' ? '{}' : (call.arguments as string);
+    if (this.strict.accepts(call.name, text)) return true;
+    this.offSchema = true;
+    return false;
   }
 
   /**
@@ -72,6 +93,7 @@ export class ToolChoiceRule {
    * events are not closed here (the caller owns them).
    */
   async hold(events: PolledEvents, logger: DropLogger): Promise<ToolChoiceVerdict> {
+    this.offSchema = false;
     const held: ChatEvent[] = [];
     for (;;) {
       const event = events.poll?.() ?? (await nextEvent(events));
@@ -93,6 +115,7 @@ export class ToolChoiceRule {
    * not admit, and whether it holds a call that meets the choice.
    */
   select(events: readonly ChatEvent[], logger: DropLogger): { readonly events: ChatEvent[]; readonly met: boolean } {
+    this.offSchema = false;
     let met = false;
     const kept = events.filter((event) => {
       if (event.type !== 'tool-call') return true;
@@ -105,13 +128,17 @@ export class ToolChoiceRule {
 
   /** The refusal once every attempt answered without the call: what was missing and what the client can do. */
   unmet(attempts: number): GatewayError {
-    const asked =
-      this.forced === undefined
+    const asked = this.offSchema
+      ? this.forced === undefined
+        ? `the model's tool calls had arguments their strict tools' parameters schemas refuse in ${attempts} attempts, though tool_choice "required" asks for a call`
+        : `the model's calls of the tool ${quoted(this.forced, 64)} that tool_choice forces had arguments its strict parameters schema refuses in ${attempts} attempts`
+      : this.forced === undefined
         ? `the model answered without a tool call in ${attempts} attempts, though tool_choice "required" asks for one`
         : `the model did not call the tool ${quoted(this.forced, 64)} that tool_choice forces in ${attempts} attempts`;
+    const simpler = this.offSchema ? ', make the schema simpler or say in the messages what to pass' : '';
     return new GatewayError('output_validation_failed', {
       param: 'tool_choice',
-      publicMessage: `${asked}; send the request again, or send tool_choice "auto" to take the model's answer as it comes`,
+      publicMessage: `${asked}; send the request again${simpler}, or send tool_choice "auto" to take the model's answer as it comes`,
       // A forced choice's message names the client's tool.
       quotesRequest: this.forced !== undefined,
     });
