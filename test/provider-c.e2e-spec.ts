@@ -51,6 +51,15 @@ const READ_FILE = {
   function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
 };
 const LS = { type: 'function', function: { name: 'ls', parameters: { type: 'object', properties: {} } } };
+/** read_file with `strict: true`: its calls are held to the schema by the gateway (docs/chat.md "Strict tools"). */
+const STRICT_READ_FILE = {
+  type: 'function',
+  function: {
+    name: 'read_file',
+    strict: true,
+    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+};
 const APPLY_PATCH = { type: 'custom', custom: { name: 'apply_patch', description: 'Apply a patch' } };
 
 /** What the CLI writes as its own error messages; none of it may ever reach a client. */
@@ -597,16 +606,8 @@ describe('provider_c with the real Claude Code CLI', () => {
     it.concurrent(
       'a strict tool is held to its schema by the gateway: a call it refuses ends in the invalid-tool-call error, one it accepts goes out, and a schema it cannot compile is a 400 before the CLI runs (docs/chat.md "Strict tools")',
       async () => {
-        const strictReadFile = {
-          type: 'function',
-          function: {
-            name: 'read_file',
-            strict: true,
-            parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-          },
-        };
         const refusedScript = scripted([textReply(fenceText('read_file', { file: 'secret.ts' }))]);
-        const refused = await streamChat(gateway, { messages: refusedScript.messages, tools: [strictReadFile] });
+        const refused = await streamChat(gateway, { messages: refusedScript.messages, tools: [STRICT_READ_FILE] });
         expect(refused.status).toBe(200);
         expect(contents(refused)).toEqual(['[error: invalid upstream tool call]']);
         expect(toolFrames(refused)).toEqual([]);
@@ -614,7 +615,7 @@ describe('provider_c with the real Claude Code CLI', () => {
           expect.objectContaining({ index: 0, reason: 'off_schema_arguments' }),
         ]);
         const wholeScript = scripted([textReply(fenceText('read_file', { path: 9 }))]);
-        const whole = await postChat(gateway, { messages: wholeScript.messages, tools: [strictReadFile] });
+        const whole = await postChat(gateway, { messages: wholeScript.messages, tools: [STRICT_READ_FILE] });
         expect(whole.status).toBe(502);
         const error = ((await whole.json()) as any).error;
         expect(error.message).toContain(
@@ -622,7 +623,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         );
 
         const acceptedScript = scripted([textReply(fenceText('read_file', { path: 'a.ts' }))]);
-        const accepted = await streamChat(gateway, { messages: acceptedScript.messages, tools: [strictReadFile] });
+        const accepted = await streamChat(gateway, { messages: acceptedScript.messages, tools: [STRICT_READ_FILE] });
         expect(toolFrames(accepted).map((frame) => frame.function.arguments)).toEqual(['{"path":"a.ts"}']);
         expect(finishReason(accepted)).toBe('tool_calls');
 
@@ -778,14 +779,6 @@ describe('provider_c with the real Claude Code CLI', () => {
     it.concurrent(
       'a forced strict tool: a call its schema refuses is asked again, not failed; three such answers are 422 saying why (docs/chat.md "Strict tools")',
       async () => {
-        const strictReadFile = {
-          type: 'function',
-          function: {
-            name: 'read_file',
-            strict: true,
-            parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-          },
-        };
         const forced = { type: 'function', function: { name: 'read_file' } };
         const again = scripted([
           textReply(fenceText('read_file', { file: 'a.txt' })),
@@ -793,7 +786,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         ]);
         const response = await postChat(gateway, {
           messages: again.messages,
-          tools: [strictReadFile],
+          tools: [STRICT_READ_FILE],
           tool_choice: forced,
         });
         expect(response.status).toBe(200);
@@ -809,7 +802,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         const never = scripted([textReply(fenceText('read_file', { file: 'a.txt' }))]);
         const refused = await streamChat(gateway, {
           messages: never.messages,
-          tools: [strictReadFile],
+          tools: [STRICT_READ_FILE],
           tool_choice: forced,
         });
         expect(refused.status).toBe(422);
