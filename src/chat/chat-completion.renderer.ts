@@ -3,7 +3,7 @@ import type { SseWriter } from '../common/sse/sse-writer';
 import type { ChatEvent, FinishReason, PolledEvents, UsageEvent } from '../core/chat-event';
 import type { CustomToolWire } from '../config/app-config';
 import type { ToolCallEvent } from '../core/chat-event';
-import { isEmptyToolCall } from '../core/chat-event';
+import { argumentsOf, isEmptyToolCall } from '../core/chat-event';
 import type { ProviderId } from '../core/provider-id';
 import type { EventLogger } from '../core/event-logger';
 import { clientLeft, GatewayError } from '../core/gateway.error';
@@ -112,10 +112,7 @@ export class ToolCallCollector {
     if (problem) return this.reject(position, call, problem);
     // The name as the family mapped it back: the client's own, white space and all.
     const { name } = call;
-    const argumentsText =
-      call.kind !== 'function' ? '' : (call.arguments ?? '').trim() === '' ? '{}' : (call.arguments as string);
-    if (call.kind === 'function' && this.options.strict?.accepts(name, argumentsText) === false)
-      return this.reject(position, call, 'off_schema_arguments');
+    if (this.options.strict?.accepts(call) === false) return this.reject(position, call, 'off_schema_arguments');
     const index = this.calls.length;
     const id = call.id && call.id !== '' ? call.id : `call_${this.requestId.replace(/[^A-Za-z0-9_-]/g, '')}_${index}`;
     this.seenIds ??= new Set();
@@ -127,7 +124,7 @@ export class ToolCallCollector {
     if (call.kind === 'custom' && this.wire === 'custom') {
       this.calls.push({ index, id, type: 'custom', custom: { name, input: call.input ?? '' }, ...signature });
     } else {
-      const text = call.kind === 'custom' ? (call.input ?? '') : argumentsText;
+      const text = call.kind === 'custom' ? (call.input ?? '') : argumentsOf(call);
       this.calls.push({ index, id, type: 'function', function: { name, arguments: text }, ...signature });
     }
   }

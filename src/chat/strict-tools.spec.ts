@@ -17,6 +17,10 @@ const strictFunction = (name: string, parameters: unknown, strict: unknown = tru
   function: { name, parameters, strict },
 });
 
+/** Whether the strict tools accept a function call of `name` with these arguments. */
+const fits = (strict: StrictTools, name: string, args: string): boolean =>
+  strict.accepts({ name, kind: 'function', arguments: args });
+
 describe('StrictTools', () => {
   it('is undefined without a strict function tool that has a schema', () => {
     const validator = new OutputValidator();
@@ -42,15 +46,26 @@ describe('StrictTools', () => {
     )!;
     expect(strict.refusal()).toBeUndefined();
     for (const name of ['lookup', 'flat']) {
-      expect(strict.accepts(name, '{"city":"Oslo","days":2}')).toBe(true);
-      expect(strict.accepts(name, '{"city":"Oslo"}')).toBe(false);
-      expect(strict.accepts(name, '{"city":"Oslo","days":0}')).toBe(false);
-      expect(strict.accepts(name, '{"city":"Oslo","days":2,"extra":1}')).toBe(false);
+      expect(fits(strict, name, '{"city":"Oslo","days":2}')).toBe(true);
+      expect(fits(strict, name, '{"city":"Oslo"}')).toBe(false);
+      expect(fits(strict, name, '{"city":"Oslo","days":0}')).toBe(false);
+      expect(fits(strict, name, '{"city":"Oslo","days":2,"extra":1}')).toBe(false);
     }
     // A tool that is not strict (or not declared) is not looked at.
-    expect(strict.accepts('other', '{"anything":true}')).toBe(true);
+    expect(fits(strict, 'other', '{"anything":true}')).toBe(true);
     // Compiled once per schema text, at the refusal check; the calls reuse it.
     expect(validator.compileCount).toBe(1);
+  });
+
+  it('reads blank arguments as {} and leaves custom calls alone', () => {
+    const strict = StrictTools.of(
+      tools(strictFunction('tight', LOOKUP), strictFunction('open', {})),
+      new OutputValidator(),
+    )!;
+    expect(fits(strict, 'tight', '  ')).toBe(false);
+    expect(fits(strict, 'open', '')).toBe(true);
+    expect(strict.accepts({ name: 'open', kind: 'function' })).toBe(true);
+    expect(strict.accepts({ name: 'tight', kind: 'custom', input: 'not json' })).toBe(true);
   });
 
   it('leaves a non-strict tool beside a strict one alone', () => {
@@ -58,8 +73,8 @@ describe('StrictTools', () => {
       tools(strictFunction('loose', LOOKUP, false), strictFunction('tight', LOOKUP)),
       new OutputValidator(),
     )!;
-    expect(strict.accepts('loose', '{}')).toBe(true);
-    expect(strict.accepts('tight', '{}')).toBe(false);
+    expect(fits(strict, 'loose', '{}')).toBe(true);
+    expect(fits(strict, 'tight', '{}')).toBe(false);
   });
 
   it('refuses a strict schema that cannot be compiled with a 400 naming the tool, its place and the fix', () => {

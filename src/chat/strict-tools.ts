@@ -1,6 +1,7 @@
 import { sha256Hex } from '../common/hashing';
 import { uncheckableSchema } from '../common/json-schema/checkable-schema';
 import type { OutputValidator } from '../common/json-schema/output-validator';
+import { argumentsOf, type ToolCallEvent } from '../core/chat-event';
 import type { NormalizedTool } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
 import { quoted } from '../core/quoted';
@@ -61,12 +62,13 @@ export class StrictTools {
   }
 
   /**
-   * Whether a function call's arguments (the text of a JSON object) fit the schema of the tool it
-   * names; true for a tool that is not strict.
+   * Whether a call fits the schema of the tool it names, its arguments read as the client receives
+   * them (`argumentsOf`, already known to be the text of a JSON object); true for a custom call and
+   * for a tool that is not strict.
    */
-  accepts(name: string, argumentsText: string): boolean {
-    const tool = this.tools.get(name);
+  accepts(call: ToolCallEvent): boolean {
+    const tool = call.kind === 'function' ? this.tools.get(call.name) : undefined;
     if (tool === undefined) return true;
-    return this.validator.check(tool.key, tool.schema, JSON.parse(argumentsText)).valid;
+    return this.validator.check(tool.key, tool.schema, JSON.parse(argumentsOf(call))).valid;
   }
 }

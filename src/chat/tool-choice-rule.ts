@@ -81,9 +81,7 @@ export class ToolChoiceRule {
    */
   private meets(call: ToolCallEvent): boolean {
     if (!this.admits(call) || toolCallProblem(call) !== undefined) return false;
-    if (call.kind !== 'function' || this.strict === undefined) return true;
-    const text = (call.arguments ?? '').trim() === '' ? '{}' : (call.arguments as string);
-    if (this.strict.accepts(call.name, text)) return true;
+    if (this.strict === undefined || this.strict.accepts(call)) return true;
     this.offSchema = true;
     return false;
   }

@@ -14,6 +14,16 @@ export interface ToolCallEvent {
   readonly thoughtSignature?: string;
 }
 
+/**
+ * A function call's arguments as the client receives them: the upstream's text, or `{}` when it
+ * sent none or only white space (a call of a tool without parameters). Empty for a custom call.
+ */
+export function argumentsOf(call: ToolCallEvent): string {
+  if (call.kind !== 'function') return '';
+  const text = call.arguments ?? '';
+  return text.trim() === '' ? '{}' : text;
+}
+
 /** An empty JSON object as text, white space allowed: `{}`, `{ }`. */
 const EMPTY_OBJECT_TEXT = /^\{\s*\}$/;
 
