@@ -51,9 +51,9 @@ export interface FrameStep {
   /** The turn is complete; `events` end it. */
   readonly terminal?: boolean;
   /**
-   * On a terminal or failed step: usage the upstream billed for the attempt beyond what its events
-   * report (provider_c: the API calls of one run the client never got; the usage a failure reports
-   * with it), for the caller's count only.
+   * Usage the upstream billed for the attempt beyond what its events report (provider_c: the API
+   * calls of one run the client never got, on the terminal step; the usage a failure reports with
+   * it, on the failed step), handed to the caller's count only, whatever else the step holds.
    */
   readonly billed?: UsageEvent;
   /** The attempt failed; retried before output by the shared rule. */
@@ -549,8 +549,8 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
               yield ACCEPTED;
               this.suspended = false;
             }
+            if (step.billed) this.options.context.billed?.(step.billed);
             if (step.failure !== undefined || step.unclassified !== undefined) {
-              if (step.billed) this.options.context.billed?.(step.billed);
               failure = step.failure ?? this.classified(step.unclassified);
               break;
             }
@@ -560,10 +560,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
             }
             // The turn ends as the upstream meant it to: told before its last events, which a
             // consumer may stop reading at.
-            if (step.terminal) {
-              account.succeeded();
-              if (step.billed) this.options.context.billed?.(step.billed);
-            }
+            if (step.terminal) account.succeeded();
             if (step.events.length > 0) {
               const first = this.handOver(step.events);
               // After a step that is not the last, `poll` may read on while the consumer holds this one.
