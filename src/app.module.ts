@@ -28,12 +28,13 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot({ level: config.logLevel, format: config.logFormat, stream: logStream }),
         // Feature modules import what they use; these are here for their routes (and the drain
-        // switch the in-flight middleware reads).
+        // switch the in-flight middleware reads). Express tries routes in the order they were
+        // registered, which follows this list: the chat route, nearly every request, first.
+        ChatModule,
         LifecycleModule,
         MetricsEndpointModule.forRoot({ serveEndpoint: config.metricsEnabled }),
         HealthModule,
         ModelsModule,
-        ChatModule,
         // Registered only when enabled: otherwise its path is a 404 like any unknown route. Loaded
         // only then too: its JSON-schema validator (Ajv) is about 8 MiB of resident memory.
         ...(config.structured.enabled ? [loadStructuredModule()] : []),
