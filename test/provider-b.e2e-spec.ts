@@ -364,9 +364,17 @@ describe('provider_b over POST /v1/chat/completions', () => {
         finish_reason: 'stop',
       });
       expect(offSchemaLines()).toBe(linesBefore + 1);
-      fake.enqueue('generateContent', { body: answer([call({ path: 7 })], 'STOP') });
+      // Not streamed: asked again twice, then the third answer's call fails it.
+      const refusedAnswer = { body: answer([call({ path: 7 })], 'STOP') };
+      fake.enqueue('generateContent', refusedAnswer, refusedAnswer, refusedAnswer);
+      const sentBefore = fake.requests('generateContent').length;
       const whole = await postChat(gateway, { tools: [strictReadFile] });
       expect(whole.status).toBe(502);
+      expect(fake.requests('generateContent').length - sentBefore).toBe(3);
+      expect(gateway.logs.recordsOf(whole.headers, 'chat_strict_call_refused')).toEqual([
+        expect.objectContaining({ attempt: 1 }),
+        expect.objectContaining({ attempt: 2 }),
+      ]);
       const error = ((await whole.json()) as any).error;
       expect(error).toMatchObject({
         code: 'invalid_tool_call',
@@ -381,6 +389,26 @@ describe('provider_b over POST /v1/chat/completions', () => {
         tools: [{ ...strictReadFile, function: { ...strictReadFile.function, strict: false } }],
       });
       expect(loose.status).toBe(200);
+    });
+
+    it('asks a whole answer again when its call is refused, and returns the next answer whose call the schema accepts', async () => {
+      fake.enqueue(
+        'generateContent',
+        { body: answer([call({ file: 'a.ts' })], 'STOP') },
+        { body: answer([call({ path: 'a.ts' })], 'STOP') },
+      );
+      const sentBefore = fake.requests('generateContent').length;
+      const whole = await postChat(gateway, { tools: [strictReadFile] });
+      expect(whole.status).toBe(200);
+      const message = ((await whole.json()) as any).choices[0].message;
+      expect(message.tool_calls.map((frame: any) => frame.function)).toEqual([
+        { name: 'read_file', arguments: '{"path":"a.ts"}' },
+      ]);
+      expect(fake.requests('generateContent').length - sentBefore).toBe(2);
+      expect(gateway.logs.recordsOf(whole.headers, 'chat_strict_call_refused')).toEqual([
+        expect.objectContaining({ attempt: 1 }),
+      ]);
+      expect(gateway.logs.recordsOf(whole.headers, 'tool_call_invalid')).toEqual([]);
     });
 
     it("holds the openai SDK's zodFunction tool to its schema: parse() reads a call it accepts, and one it refuses is the SDK's 502", async () => {
@@ -401,7 +429,8 @@ describe('provider_b over POST /v1/chat/completions', () => {
       expect(completion.choices[0].message.tool_calls?.[0]).toMatchObject({
         function: { name: 'lookup', parsed_arguments: { city: 'Oslo', days: 2 } },
       });
-      fake.enqueue('generateContent', { body: answer([lookupCall({ city: 'Oslo', days: 'two' })], 'STOP') });
+      const offSchema = { body: answer([lookupCall({ city: 'Oslo', days: 'two' })], 'STOP') };
+      fake.enqueue('generateContent', offSchema, offSchema, offSchema);
       const refused = await ask().then(
         () => undefined,
         (thrown: unknown) => thrown,

@@ -55,12 +55,6 @@ const DEFAULT_LOGIN = { provider: 'provider_c', account: 'default' };
 const paidTurns = async (): Promise<number> =>
   sampleValue(await scrapeMetrics(gateway!), PAID_TURNS, DEFAULT_LOGIN) ?? 0;
 
-/** The gateway's log records of one request. */
-function recordsOf(headers: Headers, event: string): Record<string, unknown>[] {
-  const requestId = headers.get('x-request-id');
-  return gateway!.logs.records(event).filter((record) => record.reqId === requestId);
-}
-
 /** What the answer says, beside what it must name: Anthropic's extra usage, where to add it, that no retry helps. */
 function expectRefusal(status: number, body: any): void {
   expect(status).toBe(403);
@@ -87,10 +81,10 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
       expectRefusal(result.status, result.body);
       expect(result.headers.get('retry-after')).toBeNull();
       // One child: the CLI asked three times on its own, the gateway never again.
-      expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+      expect(gateway!.logs.recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
       expect(api().messages()).toHaveLength(3);
-      expect(recordsOf(result.headers, 'upstream_retry')).toEqual([]);
-      expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+      expect(gateway!.logs.recordsOf(result.headers, 'upstream_retry')).toEqual([]);
+      expect(gateway!.logs.recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
         expect.objectContaining({
           provider: 'provider_c',
           account: 'default',
@@ -99,7 +93,7 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
           upstream_message: expect.stringContaining(words),
         }),
       ]);
-      expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+      expect(gateway!.logs.recordsOf(result.headers, 'chat_completion')).toEqual([
         expect.objectContaining({ status: 403, error_code: 'extra_usage_required' }),
       ]);
     },
@@ -112,7 +106,7 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
     api().script([refusal, refusal, refusal, { type: 'stream', blocks: [{ kind: 'text', deltas: ['ok'] }] }]);
     const response = await postChat(gateway!, {});
     expectRefusal(response.status, await response.json());
-    expect(recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
+    expect(gateway!.logs.recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
     expect(api().messages()).toHaveLength(3);
     // Not a dead login: the next request (the fake now answers) runs on it.
     const next = await streamChat(gateway!, {});
@@ -154,11 +148,11 @@ describe("provider_c: Anthropic's long-context refusal with the real claude", ()
       expect(result.headers.get('content-type')).toContain('application/json');
       expectLongContext(result.status, result.headers, result.body);
       // The CLI asks once and the gateway never again: the answer scripted next was never asked for.
-      expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+      expect(gateway!.logs.recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
       expect(api().messages()).toHaveLength(1);
-      expect(recordsOf(result.headers, 'upstream_retry')).toEqual([]);
-      expect(recordsOf(result.headers, 'upstream_account_moved')).toEqual([]);
-      expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+      expect(gateway!.logs.recordsOf(result.headers, 'upstream_retry')).toEqual([]);
+      expect(gateway!.logs.recordsOf(result.headers, 'upstream_account_moved')).toEqual([]);
+      expect(gateway!.logs.recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
         expect.objectContaining({
           provider: 'provider_c',
           account: 'default',
@@ -171,7 +165,7 @@ describe("provider_c: Anthropic's long-context refusal with the real claude", ()
           fix: expect.stringContaining("turns on Claude's extra usage for this login at claude.ai/settings/usage"),
         }),
       ]);
-      expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+      expect(gateway!.logs.recordsOf(result.headers, 'chat_completion')).toEqual([
         expect.objectContaining({ status: 400, error_code: 'context_window' }),
       ]);
     },
@@ -228,7 +222,7 @@ describe("provider_c: a limit refused without a meter's window or reset, with th
     expect(result.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
     expect(result.headers.get('retry-after')).toBe('60');
     expect(api().messages()).toHaveLength(1);
-    expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+    expect(gateway!.logs.recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
       expect.objectContaining({
         error_code: 'rate_limited',
         upstream_status: 429,
@@ -286,8 +280,8 @@ describe("provider_c: usage paused by the organization's daily cap (docs/upstrea
     expect(result.headers.get('retry-after')).toBe('3600');
     // The CLI asks once, the gateway never again.
     expect(api().messages()).toHaveLength(1);
-    expect(recordsOf(result.headers, 'upstream_retry')).toEqual([]);
-    expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+    expect(gateway!.logs.recordsOf(result.headers, 'upstream_retry')).toEqual([]);
+    expect(gateway!.logs.recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
       expect.objectContaining({
         provider: 'provider_c',
         account: 'default',
@@ -300,7 +294,7 @@ describe("provider_c: usage paused by the organization's daily cap (docs/upstrea
         fix: expect.stringContaining(`raises or lifts its daily spending cap at ${ADMIN_PAGE}`),
       }),
     ]);
-    expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+    expect(gateway!.logs.recordsOf(result.headers, 'chat_completion')).toEqual([
       expect.objectContaining({ status: 429, error_code: 'usage_paused' }),
     ]);
     // The pool's line: the state, until when, and the same fix.
@@ -333,7 +327,7 @@ describe("provider_c: usage paused by the organization's daily cap (docs/upstrea
     const first = await postChatBody(gateway!, chatTurn('claude-fable-5', 'first'));
     expect(first.status).toBe(200);
     expect(accountsAsked()).toEqual(['one', 'two']);
-    expect(recordsOf(first.headers, 'upstream_account_moved')).toEqual([
+    expect(gateway!.logs.recordsOf(first.headers, 'upstream_account_moved')).toEqual([
       expect.objectContaining({ from_account: 'one', to_account: 'two', error_code: 'usage_paused' }),
     ]);
     const rows = await accountRows();
@@ -380,9 +374,9 @@ describe("provider_c: usage paused by the organization's daily cap (docs/upstrea
     const retryAfter = Number(again.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(3500);
     expect(retryAfter).toBeLessThanOrEqual(3600);
-    expect(recordsOf(again.headers, 'provider_c_process_start')).toEqual([]);
+    expect(gateway!.logs.recordsOf(again.headers, 'provider_c_process_start')).toEqual([]);
     expect(accountsAsked()).toHaveLength(2);
-    expect(recordsOf(again.headers, 'chat_completion')).toEqual([
+    expect(gateway!.logs.recordsOf(again.headers, 'chat_completion')).toEqual([
       expect.objectContaining({ status: 429, error_code: 'usage_paused' }),
     ]);
   });
@@ -417,7 +411,7 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     expect(result.status).toBe(200);
     expect(contents(result)).toEqual(['Paid ', 'answer']);
     expect(result.done).toBe(true);
-    expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([]);
+    expect(gateway!.logs.recordsOf(result.headers, 'upstream_turn_failed')).toEqual([]);
     const pool = gateway!.app.get(AccountPools, { strict: false }).poolOf('provider_c')!;
     expect(pool.planOf('default')).toEqual({
       windows: [{ name: 'five_hour', windowSeconds: 18_000, usedRatio: 1, resetsAt: reset * 1000 }],
@@ -449,7 +443,7 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     expect(error.message).toContain('claude.ai/settings/usage');
     expect(error.message).toContain('ACCOUNT_PAID_USAGE=allow');
     expect(error.message).toContain(new Date(reset * 1000).toISOString());
-    expect(recordsOf(refused.headers, 'provider_c_process_start')).toEqual([]);
+    expect(gateway!.logs.recordsOf(refused.headers, 'provider_c_process_start')).toEqual([]);
     expect(api().messages()).toHaveLength(calls);
 
     const accounts = (await (await fetch(`${gateway!.url}/v1/accounts`)).json()) as {
@@ -481,7 +475,7 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     const error = ((await second.json()) as { error: Record<string, string> }).error;
     expect(error).toMatchObject({ type: 'insufficient_quota', code: 'paid_usage_not_allowed' });
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(3500);
-    expect(recordsOf(second.headers, 'provider_c_process_start')).toEqual([]);
+    expect(gateway!.logs.recordsOf(second.headers, 'provider_c_process_start')).toEqual([]);
     expect(api().messages('second')).toEqual([]);
     await eventually(() => gateway!.logs.records('paid_usage_turn').length === 1);
     expect(await paidTurns()).toBe(counted + 1);

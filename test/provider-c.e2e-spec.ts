@@ -98,12 +98,6 @@ const stream = (blocks: FakeStreamReply['blocks'], extra: Partial<FakeStreamRepl
   ...extra,
 });
 
-/** The gateway's log records of one request (tests run concurrently on one gateway). */
-function recordsOf(headers: Headers, event: string): Record<string, unknown>[] {
-  const requestId = headers.get('x-request-id');
-  return gateway.logs.records(event).filter((record) => record.reqId === requestId);
-}
-
 /** Nothing the CLI wrote about an error is in what the client got, in any field. */
 function expectNoCliText(result: ChatStreamResult | string): void {
   expect(typeof result === 'string' ? result : result.raw).not.toMatch(CLI_ERROR_TEXT);
@@ -559,11 +553,13 @@ describe('provider_c with the real Claude Code CLI', () => {
         const cut = await streamChat(gateway, { messages: truncated.messages, tools: [LS] });
         expect(contents(cut)[0]).toBe('Working. ');
         expect(contents(cut).join('')).not.toContain('agent_tool_call');
-        expect(recordsOf(cut.headers, 'tool_fence_unclosed')).toEqual([expect.objectContaining({ accepted: false })]);
+        expect(gateway.logs.recordsOf(cut.headers, 'tool_fence_unclosed')).toEqual([
+          expect.objectContaining({ accepted: false }),
+        ]);
         const unclosed = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{}}\n')]);
         const accepted = await streamChat(gateway, { messages: unclosed.messages, tools: [LS] });
         expect(toolFrames(accepted).map((frame) => frame.function.name)).toEqual(['ls']);
-        expect(recordsOf(accepted.headers, 'tool_fence_unclosed')).toEqual([
+        expect(gateway.logs.recordsOf(accepted.headers, 'tool_fence_unclosed')).toEqual([
           expect.objectContaining({ accepted: true }),
         ]);
         const broken = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{,}}\n```')]);
@@ -604,16 +600,17 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
-      'a strict tool is held to its schema by the gateway: a call it refuses ends in the invalid-tool-call error, one it accepts goes out, and a schema it cannot compile is a 400 before the CLI runs (docs/chat.md "Strict tools")',
+      'a strict tool is held to its schema by the gateway: a call it refuses ends a stream in the invalid-tool-call error and has a whole answer asked again, one it accepts goes out, and a schema it cannot compile is a 400 before the CLI runs (docs/chat.md "Strict tools")',
       async () => {
         const refusedScript = scripted([textReply(fenceText('read_file', { file: 'secret.ts' }))]);
         const refused = await streamChat(gateway, { messages: refusedScript.messages, tools: [STRICT_READ_FILE] });
         expect(refused.status).toBe(200);
         expect(contents(refused)).toEqual(['[error: invalid upstream tool call]']);
         expect(toolFrames(refused)).toEqual([]);
-        expect(recordsOf(refused.headers, 'tool_call_invalid')).toEqual([
+        expect(gateway.logs.recordsOf(refused.headers, 'tool_call_invalid')).toEqual([
           expect.objectContaining({ index: 0, reason: 'off_schema_arguments' }),
         ]);
+        // Not streamed: the answer is asked again twice, then the third one's call fails it.
         const wholeScript = scripted([textReply(fenceText('read_file', { path: 9 }))]);
         const whole = await postChat(gateway, { messages: wholeScript.messages, tools: [STRICT_READ_FILE] });
         expect(whole.status).toBe(502);
@@ -621,6 +618,18 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(error.message).toContain(
           `the tool call at index 0 ("read_file") has arguments that its strict tool's parameters schema refuses`,
         );
+        expect(api.messages(wholeScript.marker)).toHaveLength(3);
+        expect(gateway.logs.recordsOf(whole.headers, 'chat_strict_call_refused')).toHaveLength(2);
+        const againScript = scripted([
+          textReply(fenceText('read_file', { path: 9 })),
+          textReply(fenceText('read_file', { path: 'b.ts' })),
+        ]);
+        const again = await postChat(gateway, { messages: againScript.messages, tools: [STRICT_READ_FILE] });
+        expect(again.status).toBe(200);
+        expect(((await again.json()) as any).choices[0].message.tool_calls.map((call: any) => call.function)).toEqual([
+          { name: 'read_file', arguments: '{"path":"b.ts"}' },
+        ]);
+        expect(api.messages(againScript.marker)).toHaveLength(2);
 
         const acceptedScript = scripted([textReply(fenceText('read_file', { path: 'a.ts' }))]);
         const accepted = await streamChat(gateway, { messages: acceptedScript.messages, tools: [STRICT_READ_FILE] });
@@ -649,7 +658,7 @@ describe('provider_c with the real Claude Code CLI', () => {
           ]);
           expect(finishReason(streamed)).toBe('tool_calls');
           expect(streamed.done).toBe(true);
-          expect(recordsOf(streamed.headers, 'tool_call_empty')).toEqual([
+          expect(gateway.logs.recordsOf(streamed.headers, 'tool_call_empty')).toEqual([
             expect.objectContaining({ level: 30, provider: 'provider_c', index: 0 }),
           ]);
           const wholeScript = scripted([textReply(reply)]);
@@ -674,7 +683,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(toolFrames(streamed)).toEqual([]);
         expect(finishReason(streamed)).toBe('stop');
         expect(streamed.raw).not.toContain('agent_tool_call');
-        expect(recordsOf(streamed.headers, 'tool_fence_discarded')).toEqual([
+        expect(gateway.logs.recordsOf(streamed.headers, 'tool_fence_discarded')).toEqual([
           expect.objectContaining({ channel: 'content' }),
         ]);
         const response = await postChat(gateway, body);
@@ -712,7 +721,9 @@ describe('provider_c with the real Claude Code CLI', () => {
         // The model is still told, each time; the gateway holds the answer to it.
         for (const prompt of prompts)
           expect(prompt).toContain('This reply must contain at least one agent_tool_call block.');
-        expect(recordsOf(result.headers, 'chat_tool_choice_unmet')).toEqual([expect.objectContaining({ attempt: 1 })]);
+        expect(gateway.logs.recordsOf(result.headers, 'chat_tool_choice_unmet')).toEqual([
+          expect.objectContaining({ attempt: 1 }),
+        ]);
       },
     );
 
@@ -739,7 +750,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         ]);
         expect(body.choices[0].finish_reason).toBe('tool_calls');
         expect(api.messages(marker)).toHaveLength(2);
-        expect(recordsOf(response.headers, 'tool_call_unchosen')).toHaveLength(2);
+        expect(gateway.logs.recordsOf(response.headers, 'tool_call_unchosen')).toHaveLength(2);
       },
     );
 
@@ -762,7 +773,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(body.choices[0].message.tool_calls.map((call: any) => call.function)).toEqual([
           { name: spaced, arguments: '{"path":"a.txt"}' },
         ]);
-        expect(recordsOf(response.headers, 'tool_call_unchosen')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(response.headers, 'tool_call_unchosen')).toHaveLength(1);
         const prompt = JSON.stringify(api.messages(forced.marker)[0].body);
         expect(prompt).toContain(JSON.stringify('{"name":" read_file ","type":"function"').slice(1, -1));
         expect(prompt).toContain(JSON.stringify('This reply must call the tool " read_file ".').slice(1, -1));
@@ -795,7 +806,7 @@ describe('provider_c with the real Claude Code CLI', () => {
           { name: 'read_file', arguments: '{"path":"a.txt"}' },
         ]);
         expect(api.messages(again.marker)).toHaveLength(2);
-        expect(recordsOf(response.headers, 'chat_tool_choice_unmet')).toEqual([
+        expect(gateway.logs.recordsOf(response.headers, 'chat_tool_choice_unmet')).toEqual([
           expect.objectContaining({ attempt: 1 }),
         ]);
 
@@ -994,11 +1005,11 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(result.body.error.message).toContain(`; retry in ${formatWait(retryAfter)}, add usage credits`);
         expect(JSON.stringify(result.body)).not.toContain('Credit balance');
         expect(api.messages(marker)).toHaveLength(1);
-        expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+        expect(gateway.logs.recordsOf(result.headers, 'chat_completion')).toEqual([
           expect.objectContaining({ reqId: requestId, status: 429, error_code: 'usage_credit_exhausted' }),
         ]);
         // The cause, in the CLI's words, on the turn's upstream_* line under the same request id.
-        expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+        expect(gateway.logs.recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
           expect.objectContaining({
             reqId: requestId,
             provider: 'provider_c',
@@ -1038,8 +1049,8 @@ describe('provider_c with the real Claude Code CLI', () => {
         expectNoCliText(plainBody);
         // The CLI itself asks twice with its retries off; the gateway runs it once per request.
         expect(api.messages(marker)).toHaveLength(4);
-        expect(recordsOf(result.headers, 'upstream_retry')).toEqual([]);
-        expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+        expect(gateway.logs.recordsOf(result.headers, 'upstream_retry')).toEqual([]);
+        expect(gateway.logs.recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
           expect.objectContaining({
             reqId: requestId,
             error_code: 'model_requires_newer_client',
@@ -1121,7 +1132,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(result.done).toBe(true);
         expectNoCliText(result);
         // The CLI re-sent the request once itself (a stream that broke mid-answer); the gateway repeated no run.
-        expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
         expect(api.messages(marker).length).toBeLessThanOrEqual(2);
         const plain = await postChat(gateway, { messages });
         expect(plain.status).toBe(502);
@@ -1144,9 +1155,9 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(result.done).toBe(true);
         // The CLI asked twice (the broken stream, then without streaming); the gateway ran one child.
         expect(api.messages(marker).map((request) => request.body.stream === true)).toEqual([true, false]);
-        expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
-        expect(recordsOf(result.headers, 'provider_c_answer_restarted')).toHaveLength(1);
-        expect(recordsOf(result.headers, 'upstream_attempt_failed')).toEqual([
+        expect(gateway.logs.recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(result.headers, 'provider_c_answer_restarted')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(result.headers, 'upstream_attempt_failed')).toEqual([
           expect.objectContaining({ error_code: 'upstream', detail: expect.stringContaining('does not continue') }),
         ]);
         const again = scripted([broken(['Half an ', 'answer']), textReply('Full new answer')]);
@@ -1194,8 +1205,8 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(finishReason(result)).toBe('stop');
         expect(result.done).toBe(true);
         expect(api.messages(streamed.marker)).toHaveLength(2);
-        expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
-        expect(recordsOf(result.headers, 'provider_c_answer_asked_again')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(result.headers, 'provider_c_answer_asked_again')).toHaveLength(1);
         const plain = scripted(replies());
         const response = await postChat(gateway, { messages: plain.messages });
         expect(response.status).toBe(200);
@@ -1204,7 +1215,7 @@ describe('provider_c with the real Claude Code CLI', () => {
           finish_reason: 'stop',
         });
         expect(api.messages(plain.marker)).toHaveLength(2);
-        expect(recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
       },
     );
 
@@ -1272,7 +1283,7 @@ describe('provider_c with the real Claude Code CLI', () => {
 
     /** The request's one summary line: a refusal is the model's answer, logged at info. */
     function expectRefusalLine(headers: Headers, stream: boolean): void {
-      const lines = recordsOf(headers, 'chat_completion');
+      const lines = gateway.logs.recordsOf(headers, 'chat_completion');
       expect(lines).toEqual([
         expect.objectContaining({ level: 30, stream, status: 200, finish_reason: 'content_filter' }),
       ]);
@@ -1433,8 +1444,8 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(result.done).toBe(true);
         expectNoCliText(result);
         expect(api.messages(streamed.marker)).toHaveLength(4);
-        expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
-        expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+        expect(gateway.logs.recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(result.headers, 'chat_completion')).toEqual([
           expect.objectContaining({ status: 200, finish_reason: 'length' }),
         ]);
         const plain = scripted(replies());
@@ -1449,7 +1460,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         });
         expect(body.usage).toMatchObject(usage);
         expect(api.messages(plain.marker)).toHaveLength(4);
-        expect(recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(gateway.logs.recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
       },
     );
 
@@ -1471,10 +1482,10 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(finishReason(result)).toBe('length');
         expect(result.raw).not.toContain('"error"');
         expect(result.done).toBe(true);
-        expect(recordsOf(result.headers, 'tool_fence_unclosed')).toEqual([
+        expect(gateway.logs.recordsOf(result.headers, 'tool_fence_unclosed')).toEqual([
           expect.objectContaining({ accepted: false, cut: true }),
         ]);
-        expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+        expect(gateway.logs.recordsOf(result.headers, 'chat_completion')).toEqual([
           expect.objectContaining({ status: 200, finish_reason: 'length' }),
         ]);
         const plain = scripted(replies());
@@ -1497,13 +1508,13 @@ describe('provider_c with the real Claude Code CLI', () => {
       const response = await postChat(gateway, { messages, stream: true }, client.signal);
       expect(response.status).toBe(200);
       await readUntil((response.body as ReadableStream<Uint8Array>).getReader(), 'partial');
-      const [start] = recordsOf(response.headers, 'provider_c_process_start');
+      const [start] = gateway.logs.recordsOf(response.headers, 'provider_c_process_start');
       const pid = start.pid as number;
       expect(isAlive(pid)).toBe(true);
       client.abort();
       await waitFor(() => !isAlive(pid), 3000);
       await waitFor(() => api.messages(marker)[0]?.closedEarly === true, 3000);
-      await waitFor(() => recordsOf(response.headers, 'upstream_canceled').length > 0, 1000);
+      await waitFor(() => gateway.logs.recordsOf(response.headers, 'upstream_canceled').length > 0, 1000);
     });
   });
 });

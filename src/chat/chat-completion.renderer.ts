@@ -133,6 +133,11 @@ export class ToolCallCollector {
     return this.calls;
   }
 
+  /** Why the first invalid call was invalid; undefined while every call was valid. */
+  get invalidReason(): InvalidReason | undefined {
+    return this.firstInvalid?.reason;
+  }
+
   /**
    * The turn's failure when any call was invalid: `invalid_tool_call`, whose message names the
    * first invalid call by index and name (never its arguments) and the fix; undefined otherwise.

@@ -685,6 +685,35 @@ describe(ChatOrchestrator.name, () => {
         expect(counted).not.toContain('first_token');
       });
 
+      it('asks again for an answer whose strict tool call its schema refuses; the third such answer is rendered as it came', async () => {
+        const strictTool = {
+          type: 'function',
+          function: { name: 'read_file', strict: true, parameters: { ...schema, required: ['city'] } },
+        };
+        const call = (args: string): ChatEvent => ({
+          type: 'tool-call',
+          call: { id: 'c1', name: 'read_file', kind: 'function', arguments: args },
+        });
+        const offSchema = [call('{"town":"Paris"}'), { type: 'finish', reason: 'stop' } as ChatEvent];
+        const accepted = [call('{"city":"Paris"}'), { type: 'finish', reason: 'stop' } as ChatEvent];
+        const strictBody = { ...body, tools: [strictTool] };
+        const asked = providerC([offSchema, accepted]);
+        const first = setup(asked, { GATEWAY_PROVIDERS: 'provider_c' });
+        expect(await first.orchestrator.run(first.command(strictBody), readAll)).toEqual(accepted);
+        expect(asked.requests).toHaveLength(2);
+        expect(
+          first.records.filter((record) => record.event === 'chat_strict_call_refused').map((record) => record.attempt),
+        ).toEqual([1]);
+        expect(first.counted.filter((entry) => entry.startsWith('upstream_retry:'))).toEqual([
+          'upstream_retry:output_validation_failed',
+        ]);
+
+        const never = providerC([offSchema]);
+        const last = setup(never, { GATEWAY_PROVIDERS: 'provider_c' });
+        expect(await last.orchestrator.run(last.command(strictBody), readAll)).toEqual(offSchema);
+        expect(never.requests).toHaveLength(3);
+      });
+
       it('refuses a schema Ajv cannot compile with a 400 naming response_format, before any upstream call', async () => {
         const adapter = providerC([answer('{}')]);
         const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });

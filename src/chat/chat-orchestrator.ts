@@ -30,6 +30,7 @@ import { manageContext } from './context/context-manager';
 import { bufferTurn, formatUnmet, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
 import { StopRule, StopSequenceMatcher } from './stop-sequences';
 import { StrictTools } from './strict-tools';
+import { ToolCallCollector } from './chat-completion.renderer';
 import { ToolChoiceRule } from './tool-choice-rule';
 
 /** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
@@ -135,6 +136,8 @@ export class ChatOrchestrator {
       const strict = this.strictTools(fates, request);
       // Only a family that cannot take tool_choice upstream reads it here (the parameter table).
       const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice, strict) : undefined;
+      // An answer held whole before it is written: a strict call its schema refuses is asked again.
+      const refused = strict && ((turn: readonly ChatEvent[]) => strictCallRefused(turn, strict, request));
       const managed = this.manageContext(request, logger);
       const instruction = json?.instruction();
       const messages = instruction ? [...managed, instruction] : managed;
@@ -174,17 +177,17 @@ export class ChatOrchestrator {
         const context = new TurnContext(client, requestId, logger, telemetry);
         const { adapter } = route;
         let seen: AsyncIterable<ChatEvent>;
-        if (json || choice) {
+        if (json || choice || (refused && !request.stream)) {
           // A held answer may be asked for again; a plain turn calls once, without this closure.
           const call = () =>
             request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
           try {
-            if (json) seen = await this.heldToFormat(json, choice, stop, call, telemetry, logger, keepAlive);
-            else {
-              const chosen = await this.heldToToolChoice(choice!, stop, call, telemetry, logger, keepAlive);
+            if (json) seen = await this.heldToFormat(json, choice, refused, stop, call, telemetry, logger, keepAlive);
+            else if (choice) {
+              const chosen = await this.heldToToolChoice(choice, stop, call, telemetry, logger, keepAlive);
               events = chosen.events;
               seen = chosen.seen;
-            }
+            } else seen = await this.heldToStrictTools(refused!, stop, call, telemetry, logger);
           } catch (thrown) {
             seen = heldFailure(thrown, signal, keepAlive);
           }
@@ -275,14 +278,17 @@ export class ChatOrchestrator {
 
   /**
    * Runs the turn until its whole answer, cut at `stop` first, is a JSON object the format accepts
-   * (or a tool call), and holds the call `choice` asks for when there is one, at most MAX_JSON_ATTEMPTS times,
-   * writing nothing of it meanwhile (`keepAlive` keeps the connection open from the first
-   * acceptance on); every attempt's events are closed here. Returns the accepted answer to
-   * render; throws an upstream failure or, after the last attempt, `output_validation_failed`.
+   * (or a tool call, none of which `refused` finds its strict schema refusing), and holds the call
+   * `choice` asks for when there is one, at most MAX_JSON_ATTEMPTS times, writing nothing of it
+   * meanwhile (`keepAlive` keeps the connection open from the first acceptance on); every attempt's
+   * events are closed here. Returns the accepted answer to render (after the last attempt, one
+   * whose refused call the renderer fails with `invalid_tool_call`); throws an upstream failure or,
+   * after the last attempt, `output_validation_failed`.
    */
   private async heldToFormat(
     json: JsonAnswer,
     choice: ToolChoiceRule | undefined,
+    refused: StrictCallCheck | undefined,
     stop: StopRule | undefined,
     call: () => Promise<PolledEvents>,
     telemetry: ChatTelemetry,
@@ -305,9 +311,12 @@ export class ChatOrchestrator {
         await events.return?.().catch(() => undefined);
       }
       if (verdict.kind === 'failed') throw verdict.error;
-      if (verdict.kind === 'answer' && !unmet) return observed(replay(verdict.events), telemetry);
+      const offSchema = verdict.kind === 'answer' && !unmet && refused?.(verdict.events) === true;
+      if (verdict.kind === 'answer' && !unmet && (!offSchema || attempt >= MAX_JSON_ATTEMPTS))
+        return observed(replay(verdict.events), telemetry);
       telemetry.attemptEnded();
       if (unmet) logger.info({ event: 'chat_tool_choice_unmet', attempt }, 'chat_tool_choice_unmet');
+      else if (offSchema) logger.info({ event: 'chat_strict_call_refused', attempt }, 'chat_strict_call_refused');
       else logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
       if (attempt >= MAX_JSON_ATTEMPTS) {
         if (unmet) throw choice!.unmet(MAX_JSON_ATTEMPTS);
@@ -355,6 +364,36 @@ export class ChatOrchestrator {
     }
   }
 
+  /**
+   * Runs a turn whose whole answer is written at once (not streamed), cut at `stop` first, until
+   * `refused` finds no call in it that its strict tool's schema refuses, at most MAX_JSON_ATTEMPTS
+   * times: such a call would fail the whole answer (ToolCallCollector), and nothing of it has been
+   * written, so it is asked again. Every attempt's events are closed here. Returns the answer to
+   * render: the first that passed, or the last attempt's, whose refused call the renderer fails.
+   */
+  private async heldToStrictTools(
+    refused: StrictCallCheck,
+    stop: StopRule | undefined,
+    call: () => Promise<PolledEvents>,
+    telemetry: ChatTelemetry,
+    logger: EventLogger,
+  ): Promise<AsyncIterable<ChatEvent>> {
+    for (let attempt = 1; ; attempt++) {
+      const events = await call();
+      let turn: ChatEvent[];
+      try {
+        const seen = judged(events, telemetry);
+        turn = await bufferTurn(stop ? stop.cut(seen) : seen);
+      } finally {
+        await events.return?.().catch(() => undefined);
+      }
+      if (attempt >= MAX_JSON_ATTEMPTS || !refused(turn)) return observed(replay(turn), telemetry);
+      telemetry.attemptEnded();
+      logger.info({ event: 'chat_strict_call_refused', attempt }, 'chat_strict_call_refused');
+      telemetry.upstreamRetry('output_validation_failed');
+    }
+  }
+
   /** Context management runs only on requests that carry tools (docs/design/behaviours.md §5). */
   private manageContext(request: ParsedChatBody, logger: EventLogger): readonly ChatMessage[] {
     if (request.tools.length === 0 || !this.config.contextManagement.enabled) return request.messages;
@@ -384,6 +423,26 @@ export class ChatOrchestrator {
     telemetry.finished({ status, failure: error, ...reason, ...(error.code === 'internal' ? { err: thrown } : {}) });
     return error;
   }
+}
+
+/** Whether a held answer has a tool call its strict tool's schema refuses (the request's own rules). */
+type StrictCallCheck = (turn: readonly ChatEvent[]) => boolean;
+
+/**
+ * Whether the answer would fail for a call its strict tool's schema refuses: read as the renderer's
+ * collector reads it (empty calls dropped, only the first with `parallel_tool_calls: false`), and
+ * only when that is why it fails. An answer that ended in an upstream error is the error's.
+ */
+function strictCallRefused(turn: readonly ChatEvent[], strict: StrictTools, request: ParsedChatBody): boolean {
+  const collector = new ToolCallCollector('', 'function', {
+    strict,
+    firstCallOnly: request.parallelToolCalls === false,
+  });
+  for (const event of turn) {
+    if (event.type === 'error') return false;
+    if (event.type === 'tool-call') collector.add(event.call);
+  }
+  return collector.invalidReason === 'off_schema_arguments';
 }
 
 /**

@@ -53,6 +53,15 @@ export class LogCapture extends Writable {
     return lines[0];
   }
 
+  /**
+   * The records named `event` of the one request answered with these headers (its `x-request-id`):
+   * specs share one gateway, and run concurrently.
+   */
+  recordsOf(headers: Headers, event: string): Record<string, unknown>[] {
+    const requestId = headers.get('x-request-id');
+    return this.records(event).filter((record) => record.reqId === requestId);
+  }
+
   /** Parsed records whose `event` (or msg) equals `name`. */
   records(name?: string): Record<string, unknown>[] {
     const parsed = this.lines.map((line) => JSON.parse(line) as Record<string, unknown>);

@@ -30,6 +30,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   chat_completion: 'chat {status} on {model}',
   chat_json_invalid: 'the answer did not satisfy response_format (attempt {attempt})',
   chat_tool_choice_unmet: 'the answer did not make the tool call tool_choice asks for (attempt {attempt})',
+  chat_strict_call_refused:
+    "the answer had a tool call its strict tool's parameters schema refuses, so it is asked again (attempt {attempt})",
   context_manage: 'the conversation history was compacted',
   tool_call_invalid:
     'an upstream tool call at index {index} is invalid ({reason}), so the turn ends with invalid_tool_call',
