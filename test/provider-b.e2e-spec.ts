@@ -25,6 +25,7 @@ import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.empty
 
 interface SseResult {
   readonly status: number;
+  readonly headers: Headers;
   readonly chunks: any[];
   readonly done: boolean;
 }
@@ -37,7 +38,7 @@ async function streamChat(
 ): Promise<SseResult> {
   const response = await postChat(gateway, { ...body, stream: true }, headers);
   const { chunks, done } = sseChunks(await response.text());
-  return { status: response.status, chunks, done };
+  return { status: response.status, headers: response.headers, chunks, done };
 }
 
 function postChat(
@@ -356,7 +357,11 @@ describe('provider_b over POST /v1/chat/completions', () => {
       const offSchemaLines = () =>
         gateway.logs.records('tool_call_invalid').filter((record) => record.reason === 'off_schema_arguments').length;
       const linesBefore = offSchemaLines();
-      fake.enqueue('streamGenerateContent', { frames: [{ json: answer([call({ file: 'secret.ts' })], 'STOP') }] });
+      // Streamed after text: the text is out, so the answer is not asked again.
+      const streamedBefore = fake.requests('streamGenerateContent').length;
+      fake.enqueue('streamGenerateContent', {
+        frames: [{ json: answer([{ text: 'Reading it. ' }]) }, { json: answer([call({ file: 'secret.ts' })], 'STOP') }],
+      });
       const streamed = await streamChat(gateway, { tools: [strictReadFile] });
       expect(deltas(streamed.chunks).some((delta) => delta.tool_calls)).toBe(false);
       expect(streamed.chunks.at(-1).choices[0]).toMatchObject({
@@ -364,6 +369,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
         finish_reason: 'stop',
       });
       expect(offSchemaLines()).toBe(linesBefore + 1);
+      expect(fake.requests('streamGenerateContent').length - streamedBefore).toBe(1);
       // Not streamed: asked again twice, then the third answer's call fails it.
       const refusedAnswer = { body: answer([call({ path: 7 })], 'STOP') };
       fake.enqueue('generateContent', refusedAnswer, refusedAnswer, refusedAnswer);
@@ -389,6 +395,26 @@ describe('provider_b over POST /v1/chat/completions', () => {
         tools: [{ ...strictReadFile, function: { ...strictReadFile.function, strict: false } }],
       });
       expect(loose.status).toBe(200);
+    });
+
+    it('asks a streamed answer that wrote nothing yet again when its call is refused: the client sees only the accepted call', async () => {
+      fake.enqueue(
+        'streamGenerateContent',
+        { frames: [{ json: answer([call({ file: 'a.ts' })], 'STOP') }] },
+        { frames: [{ json: answer([{ text: 'Reading a.ts. ' }, call({ path: 'a.ts' })], 'STOP') }] },
+      );
+      const sentBefore = fake.requests('streamGenerateContent').length;
+      const streamed = await streamChat(gateway, { tools: [strictReadFile] });
+      expect(deltas(streamed.chunks).flatMap((delta) => (delta.content ? [delta.content] : []))).toEqual([
+        'Reading a.ts. ',
+      ]);
+      const calls = deltas(streamed.chunks).flatMap((delta) => delta.tool_calls ?? []);
+      expect(calls.map((frame: any) => frame.function.arguments)).toEqual(['{"path":"a.ts"}']);
+      expect(streamed.chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+      expect(fake.requests('streamGenerateContent').length - sentBefore).toBe(2);
+      expect(gateway.logs.recordsOf(streamed.headers, 'chat_strict_call_refused')).toEqual([
+        expect.objectContaining({ attempt: 1 }),
+      ]);
     });
 
     it('asks a whole answer again when its call is refused, and returns the next answer whose call the schema accepts', async () => {

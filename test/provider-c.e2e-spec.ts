@@ -600,7 +600,7 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
-      'a strict tool is held to its schema by the gateway: a call it refuses ends a stream in the invalid-tool-call error and has a whole answer asked again, one it accepts goes out, and a schema it cannot compile is a 400 before the CLI runs (docs/chat.md "Strict tools")',
+      'a strict tool is held to its schema by the gateway: an answer with a call it refuses is asked again while nothing of it was written, the third one ends in the invalid-tool-call error, one it accepts goes out, and a schema it cannot compile is a 400 before the CLI runs (docs/chat.md "Strict tools")',
       async () => {
         const refusedScript = scripted([textReply(fenceText('read_file', { file: 'secret.ts' }))]);
         const refused = await streamChat(gateway, { messages: refusedScript.messages, tools: [STRICT_READ_FILE] });
@@ -610,6 +610,16 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(gateway.logs.recordsOf(refused.headers, 'tool_call_invalid')).toEqual([
           expect.objectContaining({ index: 0, reason: 'off_schema_arguments' }),
         ]);
+        // Nothing of it was written before the call: asked again twice, then the third one fails.
+        expect(api.messages(refusedScript.marker)).toHaveLength(3);
+        expect(gateway.logs.recordsOf(refused.headers, 'chat_strict_call_refused')).toHaveLength(2);
+        const retriedScript = scripted([
+          textReply(fenceText('read_file', { file: 'a.ts' })),
+          textReply(fenceText('read_file', { path: 'a.ts' })),
+        ]);
+        const retried = await streamChat(gateway, { messages: retriedScript.messages, tools: [STRICT_READ_FILE] });
+        expect(toolFrames(retried).map((frame) => frame.function.arguments)).toEqual(['{"path":"a.ts"}']);
+        expect(api.messages(retriedScript.marker)).toHaveLength(2);
         // Not streamed: the answer is asked again twice, then the third one's call fails it.
         const wholeScript = scripted([textReply(fenceText('read_file', { path: 9 }))]);
         const whole = await postChat(gateway, { messages: wholeScript.messages, tools: [STRICT_READ_FILE] });

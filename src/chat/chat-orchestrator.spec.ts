@@ -732,6 +732,85 @@ describe(ChatOrchestrator.name, () => {
       });
     });
 
+    describe('strict tools held by the gateway (provider_c), streamed', () => {
+      const strictTool = {
+        type: 'function',
+        function: {
+          name: 'read_file',
+          strict: true,
+          parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        },
+      };
+      const body = {
+        model: 'claude-fable-5',
+        stream: true,
+        messages: [{ role: 'user', content: 'read it' }],
+        tools: [strictTool],
+      };
+      const call = (args: string): ChatEvent => ({
+        type: 'tool-call',
+        call: { id: 'c1', name: 'read_file', kind: 'function', arguments: args },
+      });
+      const text = (value: string): ChatEvent => ({ type: 'text-delta', text: value });
+      const finish: ChatEvent = { type: 'finish', reason: 'stop' };
+      const usage: ChatEvent = { type: 'usage', usage: { promptTokens: 2, completionTokens: 1, totalTokens: 3 } };
+      const providerC = (attempts: ChatEvent[][]) =>
+        Object.assign(new FakeAdapter({ attempts }), { id: 'provider_c' as const });
+
+      it('asks again for an answer that wrote nothing before its refused call; the client gets only the next answer', async () => {
+        const adapter = providerC([
+          [call('{"file":"a"}'), usage, finish],
+          [text('Reading. '), call('{"path":"a"}'), usage, finish],
+        ]);
+        const { orchestrator, command, records, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        expect(await orchestrator.run(command(body), readAll)).toEqual([
+          text('Reading. '),
+          call('{"path":"a"}'),
+          usage,
+          finish,
+        ]);
+        expect(adapter.requests).toHaveLength(2);
+        expect(adapter.closed).toBeGreaterThanOrEqual(2);
+        expect(
+          records.filter((record) => record.event === 'chat_strict_call_refused').map((record) => record.attempt),
+        ).toEqual([1]);
+        // The dropped attempt's tokens were billed too.
+        expect(counted.filter((entry) => entry.startsWith('tokens:'))).toEqual([
+          'tokens:prompt:4',
+          'tokens:completion:2',
+        ]);
+      });
+
+      it('passes an answer on as it came once text went out, and on the third attempt', async () => {
+        const afterText = providerC([[text('Reading. '), call('{"file":"a"}'), finish]]);
+        const first = setup(afterText, { GATEWAY_PROVIDERS: 'provider_c' });
+        expect(await first.orchestrator.run(first.command(body), readAll)).toEqual([
+          text('Reading. '),
+          call('{"file":"a"}'),
+          finish,
+        ]);
+        expect(afterText.requests).toHaveLength(1);
+
+        const never = providerC([[call('{"file":"a"}'), finish]]);
+        const last = setup(never, { GATEWAY_PROVIDERS: 'provider_c' });
+        expect(await last.orchestrator.run(last.command(body), readAll)).toEqual([call('{"file":"a"}'), finish]);
+        expect(never.requests).toHaveLength(3);
+      });
+
+      it('ends the open stream with an error event when the attempt asked again fails', async () => {
+        const adapter = providerC([[call('{"file":"a"}'), finish]]);
+        const stream = adapter.stream.bind(adapter);
+        adapter.stream = (request, context) =>
+          adapter.requests.length === 0
+            ? stream(request, context)
+            : Promise.reject(new GatewayError('rate_limited', { detail: 'test' }));
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        expect(await orchestrator.run(command(body), readAll)).toEqual([
+          { type: 'error', error: expect.objectContaining({ code: 'rate_limited' }) },
+        ]);
+      });
+    });
+
     describe('tool_choice held by the gateway (provider_c)', () => {
       const tools = [
         { type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } },

@@ -177,19 +177,24 @@ export class ChatOrchestrator {
         const context = new TurnContext(client, requestId, logger, telemetry);
         const { adapter } = route;
         let seen: AsyncIterable<ChatEvent>;
-        if (json || choice || (refused && !request.stream)) {
-          // A held answer may be asked for again; a plain turn calls once, without this closure.
+        if (json || choice || refused) {
+          // An answer that may be asked for again; a plain turn calls once, without this closure.
           const call = () =>
             request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
-          try {
-            if (json) seen = await this.heldToFormat(json, choice, refused, stop, call, telemetry, logger, keepAlive);
-            else if (choice) {
-              const chosen = await this.heldToToolChoice(choice, stop, call, telemetry, logger, keepAlive);
-              events = chosen.events;
-              seen = chosen.seen;
-            } else seen = await this.heldToStrictTools(refused!, stop, call, telemetry, logger);
-          } catch (thrown) {
-            seen = heldFailure(thrown, signal, keepAlive);
+          if (!json && !choice && request.stream) {
+            events = await call();
+            seen = this.streamedToStrictTools(events, refused!, stop, call, signal, telemetry, logger);
+          } else {
+            try {
+              if (json) seen = await this.heldToFormat(json, choice, refused, stop, call, telemetry, logger, keepAlive);
+              else if (choice) {
+                const chosen = await this.heldToToolChoice(choice, stop, call, telemetry, logger, keepAlive);
+                events = chosen.events;
+                seen = chosen.seen;
+              } else seen = await this.heldToStrictTools(refused!, stop, call, telemetry, logger);
+            } catch (thrown) {
+              seen = heldFailure(thrown, signal, keepAlive);
+            }
           }
         } else {
           events = await (request.stream
@@ -394,6 +399,64 @@ export class ChatOrchestrator {
     }
   }
 
+  /**
+   * A streamed answer with strict tools the gateway checks (`refused`), cut at `stop` first: its
+   * text and reasoning pass on as they come; its tool calls and usage, which the renderer writes
+   * only at the end anyway, wait here for the finish. An answer that wrote nothing yet and has a
+   * call its strict schema refuses is asked again, like a held one, at most MAX_JSON_ATTEMPTS times;
+   * once text went out, or on the last attempt, it goes on as it came and the renderer fails the
+   * call. `first` is closed by the caller; every later attempt here.
+   */
+  private async *streamedToStrictTools(
+    first: PolledEvents,
+    refused: StrictCallCheck,
+    stop: StopRule | undefined,
+    call: () => Promise<PolledEvents>,
+    signal: AbortSignal,
+    telemetry: ChatTelemetry,
+    logger: EventLogger,
+  ): AsyncGenerator<ChatEvent> {
+    let events = first;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const seen = judged(events, telemetry);
+        const waiting: ChatEvent[] = [];
+        let written = false;
+        let askAgain = false;
+        for await (const event of stop ? stop.cut(seen) : seen) {
+          if (event.type === 'tool-call' || event.type === 'usage') {
+            waiting.push(event);
+            continue;
+          }
+          if (event.type === 'finish' && !written && attempt < MAX_JSON_ATTEMPTS && refused([...waiting, event])) {
+            askAgain = true;
+            break;
+          }
+          yield* observedNow(waiting.splice(0), telemetry);
+          if ((event.type === 'text-delta' || event.type === 'reasoning-delta') && event.text !== '') written = true;
+          yield* observedNow([event], telemetry);
+        }
+        if (!askAgain) {
+          yield* observedNow(waiting, telemetry);
+          return;
+        }
+        telemetry.attemptEnded();
+        logger.info({ event: 'chat_strict_call_refused', attempt }, 'chat_strict_call_refused');
+        telemetry.upstreamRetry('output_validation_failed');
+        try {
+          events = await call();
+        } catch (thrown) {
+          // The stream is open: a failure of the attempt asked again is its one error event.
+          if (clientLeft(signal)) throw thrown;
+          yield { type: 'error', error: toGatewayError(signal.aborted ? signal.reason : thrown) };
+          return;
+        }
+      }
+    } finally {
+      if (events !== first) await events.return?.().catch(() => undefined);
+    }
+  }
+
   /** Context management runs only on requests that carry tools (docs/design/behaviours.md §5). */
   private manageContext(request: ParsedChatBody, logger: EventLogger): readonly ChatMessage[] {
     if (request.tools.length === 0 || !this.config.contextManagement.enabled) return request.messages;
@@ -422,6 +485,14 @@ export class ChatOrchestrator {
     // A bug: the one line of the request carries it (`err`: type, message and stack) to report.
     telemetry.finished({ status, failure: error, ...reason, ...(error.code === 'internal' ? { err: thrown } : {}) });
     return error;
+  }
+}
+
+/** Events given to the client now, measured as `observed` measures them. */
+function* observedNow(events: readonly ChatEvent[], telemetry: ChatTelemetry): Generator<ChatEvent> {
+  for (const event of events) {
+    telemetry.observe(event);
+    yield event;
   }
 }
 

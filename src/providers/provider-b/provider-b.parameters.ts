@@ -37,7 +37,7 @@ export const PROVIDER_B_PARAMETERS: FamilyParameters = {
   temperature: honoured('`generationConfig.temperature`'),
   tool_choice: honoured('`toolConfig.functionCallingConfig`'),
   tools: honoured(
-    '`functionDeclarations` as `parametersJsonSchema` (local `$ref`s inlined under every keyword that holds a schema, metadata and `strict` dropped: docs/upstream/provider-b.md §7.2); a hosted tool (`web_search`…) is 400; a tool\'s `strict: true` is not sent (a declaration has no such field) and is enforced by the gateway: an answer not streamed with a call its `parameters` schema refuses is asked again (3 attempts in all), a streamed one fails with `invalid_tool_call` (docs/chat.md "Strict tools")',
+    '`functionDeclarations` as `parametersJsonSchema` (local `$ref`s inlined under every keyword that holds a schema, metadata and `strict` dropped: docs/upstream/provider-b.md §7.2); a hosted tool (`web_search`…) is 400; a tool\'s `strict: true` is not sent (a declaration has no such field) and is enforced by the gateway: an answer with a call its `parameters` schema refuses is asked again while nothing of it was written (3 attempts in all), else it fails with `invalid_tool_call` (docs/chat.md "Strict tools")',
   ),
   top_p: honoured('`generationConfig.topP`'),
   verbosity: ignored('Code Assist has no verbosity control; the model answers at its own length'),

@@ -38,7 +38,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
     '`required` and a forced tool are a rule line of the injected tool protocol, and the gateway holds the answer to them: nothing of it is written until a call that meets the choice arrived (a stream gets keep-alive comments meanwhile), then the answer from its start; a call of another tool than the forced one is never passed on; an answer without the call is asked again up to 2 more times (not a refusal, `finish_reason: "content_filter"`: written as it came), then 422 `output_validation_failed` with `param: "tool_choice"` (the error chunk of a stream held past a keep-alive round); `none` leaves the protocol out and drops any tool-call block the model writes',
   ),
   tools: enforced(
-    'an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls; a hosted tool (`web_search`…) is 400; a tool\'s `strict: true` is enforced too: an answer not streamed with a call its `parameters` schema refuses is asked again (3 attempts in all), a streamed one fails with `invalid_tool_call` (docs/chat.md "Strict tools")',
+    'an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls; a hosted tool (`web_search`…) is 400; a tool\'s `strict: true` is enforced too: an answer with a call its `parameters` schema refuses is asked again while nothing of it was written (3 attempts in all), else it fails with `invalid_tool_call` (docs/chat.md "Strict tools")',
   ),
   top_p: ignored(SAMPLING_NOT_TAKEN),
   verbosity: ignored('the `claude` CLI has no verbosity control; the model answers at its own length'),
