@@ -136,7 +136,7 @@ export class ChatOrchestrator {
       const strict = this.strictTools(fates, request);
       // Only a family that cannot take tool_choice upstream reads it here (the parameter table).
       const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice, strict) : undefined;
-      // An answer held whole before it is written: a strict call its schema refuses is asked again.
+      // While nothing of an answer was written, a strict call its schema refuses has it asked again.
       const refused = strict && ((turn: readonly ChatEvent[]) => strictCallRefused(turn, strict, request));
       const managed = this.manageContext(request, logger);
       const instruction = json?.instruction();
@@ -393,9 +393,7 @@ export class ChatOrchestrator {
         await events.return?.().catch(() => undefined);
       }
       if (attempt >= MAX_JSON_ATTEMPTS || !refused(turn)) return observed(replay(turn), telemetry);
-      telemetry.attemptEnded();
-      logger.info({ event: 'chat_strict_call_refused', attempt }, 'chat_strict_call_refused');
-      telemetry.upstreamRetry('output_validation_failed');
+      strictAskedAgain(attempt, telemetry, logger);
     }
   }
 
@@ -440,9 +438,7 @@ export class ChatOrchestrator {
           yield* observedNow(waiting, telemetry);
           return;
         }
-        telemetry.attemptEnded();
-        logger.info({ event: 'chat_strict_call_refused', attempt }, 'chat_strict_call_refused');
-        telemetry.upstreamRetry('output_validation_failed');
+        strictAskedAgain(attempt, telemetry, logger);
         try {
           events = await call();
         } catch (thrown) {
@@ -496,7 +492,14 @@ function* observedNow(events: readonly ChatEvent[], telemetry: ChatTelemetry): G
   }
 }
 
-/** Whether a held answer has a tool call its strict tool's schema refuses (the request's own rules). */
+/** An attempt dropped for a call its strict schema refused: billed, logged and counted as asked again. */
+function strictAskedAgain(attempt: number, telemetry: ChatTelemetry, logger: EventLogger): void {
+  telemetry.attemptEnded();
+  logger.info({ event: 'chat_strict_call_refused', attempt }, 'chat_strict_call_refused');
+  telemetry.upstreamRetry('output_validation_failed');
+}
+
+/** Whether an answer has a tool call its strict tool's schema refuses (the request's own rules). */
 type StrictCallCheck = (turn: readonly ChatEvent[]) => boolean;
 
 /**
