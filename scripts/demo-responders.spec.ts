@@ -4,17 +4,14 @@ import { providerBResponder } from './demo-responders';
 describe(providerBResponder.name, () => {
   it('calls the first tool with arguments built from the schema the gateway declared', () => {
     // The declaration as the gateway sends it (its field name included), not a hand-written copy.
-    const { declarations } = convertTools(
-      [
-        {
-          type: 'function',
-          name: 'read_file',
-          parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-          raw: { type: 'function', function: { name: 'read_file' } },
-        },
-      ],
-      { unresolvedRefs: 0 },
-    );
+    const { declarations } = convertTools([
+      {
+        type: 'function',
+        name: 'read_file',
+        parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        raw: { type: 'function', function: { name: 'read_file' } },
+      },
+    ]);
     const chunks = providerBResponder({
       request: {
         contents: [{ role: 'user', parts: [{ text: 'read it' }] }],

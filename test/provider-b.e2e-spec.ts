@@ -19,7 +19,7 @@ import { postChatBody, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
-import { tokensCounted } from './support/prometheus-text';
+import { metricValue, tokensCounted } from './support/prometheus-text';
 import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from '../src/providers/provider-b/provider-b.constants';
 import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.empty-turn';
 
@@ -1086,7 +1086,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
-  it('refuses tool schemas whose $refs expand past the inlining bound with a 400 naming tools, at once and without any upstream call', async () => {
+  it('refuses tool schemas whose $refs expand past the inlining bound with a 400 naming tools, before the queue and any upstream call', async () => {
     // Eight definitions, each referencing the next eight times: about 2 KB that would inline to 8^8 copies.
     const defs: Record<string, unknown> = {};
     for (let level = 0; level < 8; level++) {
@@ -1096,11 +1096,16 @@ describe('provider_b over POST /v1/chat/completions', () => {
       defs[`d${level}`] = { type: 'object', properties };
     }
     const parameters = { type: 'object', properties: { root: { $ref: '#/$defs/d0' } }, $defs: defs };
+    // Every turn the queue lets through is counted, bypassed or not: a refusal before it is not.
+    const admitted = () =>
+      metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'provider_b' });
+    const before = await admitted();
     const response = await postChat(gateway, { tools: [{ type: 'function', function: { name: 'bomb', parameters } }] });
     expect(response.status).toBe(400);
     const body = (await response.json()) as any;
     expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'tools' });
     expect(body.error.message).toContain('fewer shared definitions');
+    expect(await admitted()).toBe(before);
     expect(fake.requests('streamGenerateContent')).toHaveLength(0);
     expect(fake.requests('generateContent')).toHaveLength(0);
   });

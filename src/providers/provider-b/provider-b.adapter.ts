@@ -15,6 +15,7 @@ import { readProviderBUsage, ProviderBUpstream } from './provider-b.upstream';
 import { GEMINI_CLI_DEFAULT_MODEL } from './provider-b.constants';
 import { assertCarriedContent } from './provider-b.content-parts';
 import { clientExecutedTool, unusableToolRefusal } from '../shared/hosted-tools';
+import { toolsOf } from './provider-b.tools';
 import { RETRY_CLOCK, type RetryClock } from '../shared/retry-policy';
 
 /** Why provider_b refuses a hosted tool (`web_search`…), and what to do. */
@@ -60,12 +61,17 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     void this.proxy.close();
   }
 
-  /** Parts and history calls Code Assist can carry, and only tools the client executes (no hosted tool). */
+  /**
+   * Parts and history calls Code Assist can carry, only tools the client executes (no hosted tool),
+   * and tool schemas whose `$ref`s inline within the bound: the tools are converted here, once for
+   * every attempt's body (`toolsOf`).
+   */
   checkContent(request: CheckedRequest): void {
     assertCarriedContent(request.messages, request.normalizedTools);
     if (request.tools.length === 0) return;
     const refusal = unusableToolRefusal(request.tools, clientExecutedTool, HOSTED_TOOLS_NOT_TAKEN);
     if (refusal) throw refusal;
+    toolsOf(request.normalizedTools);
   }
 
   stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {

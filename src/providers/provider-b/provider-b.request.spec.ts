@@ -80,6 +80,29 @@ describe(buildProviderBRequest.name, () => {
     expect(built.envelope.request.toolConfig).toBeUndefined();
   });
 
+  it("converts a request's tools once for all its attempts, counting the references it could not inline each time", () => {
+    const request = chatRequest({
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'walk', parameters: { type: 'object', properties: { next: { $ref: '#/$defs/none' } } } },
+        },
+      ],
+    });
+    const first = buildProviderBRequest(request, options);
+    const second = buildProviderBRequest(request, options);
+    expect(second.envelope.request.tools).toEqual(first.envelope.request.tools);
+    expect(second.envelope.request.tools![0].functionDeclarations).toBe(
+      first.envelope.request.tools![0].functionDeclarations,
+    );
+    expect(first.report.unresolvedRefs).toBe(1);
+    expect(second.report.unresolvedRefs).toBe(1);
+    expect(first.envelope.request.tools![0].functionDeclarations[0].parametersJsonSchema).toEqual({
+      type: 'object',
+      properties: { next: { type: 'object' } },
+    });
+  });
+
   it('replays a custom-wire call as {input}; a result for another id is dropped and the call answered as cancelled', () => {
     const messages: ChatMessage[] = [
       { role: 'user', content: 'go' },

@@ -3,7 +3,7 @@ import type { ResolvedModel } from '../../core/resolved-model';
 import type { ChatRequest, ResponseFormat, SamplingOptions } from '../shared/provider-adapter';
 import type { ContentsReport } from './provider-b.contents';
 import { convertMessages } from './provider-b.contents';
-import { convertToolChoice, convertTools } from './provider-b.tools';
+import { convertToolChoice, toolsOf } from './provider-b.tools';
 import { withUpstreamToolNames } from './provider-b.tool-names';
 import type { ToolNameMap } from '../shared/tool-names';
 import type { CodeAssistEnvelope, GenerateContentRequest, GenerationConfig } from './provider-b.wire-types';
@@ -40,13 +40,13 @@ export interface BuiltProviderBRequest {
  * would refuse are renamed everywhere in the body (docs/upstream/provider-b.md §7.4).
  */
 export function buildProviderBRequest(request: ChatRequest, options: ProviderBRequestOptions): BuiltProviderBRequest {
+  const tools = toolsOf(request.normalizedTools);
   const report: ProviderBRequestReport = {
     cancelledToolCalls: 0,
     orphanToolResults: 0,
-    unresolvedRefs: 0,
+    unresolvedRefs: tools.unresolvedRefs,
     renamedToolNames: 0,
   };
-  const tools = convertTools(request.normalizedTools, report);
   const { systemText, contents } = convertMessages(
     request.messages,
     tools.customNames,

@@ -9,6 +9,26 @@ export interface ConvertedTools {
   readonly declarations: FunctionDeclaration[];
   /** Names declared as custom tools (history replay and returned calls use it). */
   readonly customNames: ReadonlySet<string>;
+  /** References replaced by `{"type":"object"}` (provider-b.schema-cleaner.ts). */
+  readonly unresolvedRefs: number;
+}
+
+/**
+ * Each request's tools, converted once: by the content check before the queue (where a schema that
+ * expands past the inlining bound is refused), then read by every attempt's body. Nothing mutates a
+ * converted declaration (renaming copies it), so attempts may share it; the entry lives as long as
+ * the request's tool list.
+ */
+const convertedTools = new WeakMap<readonly NormalizedTool[], ConvertedTools>();
+
+/** `convertTools` of a request's tool list, converted on its first call only. */
+export function toolsOf(tools: readonly NormalizedTool[]): ConvertedTools {
+  let converted = convertedTools.get(tools);
+  if (converted === undefined) {
+    converted = convertTools(tools);
+    convertedTools.set(tools, converted);
+  }
+  return converted;
 }
 
 /**
@@ -18,7 +38,8 @@ export interface ConvertedTools {
  * grammar in the description. Other tool types (hosted tools such as web search) have no Code
  * Assist equivalent and are skipped.
  */
-export function convertTools(tools: readonly NormalizedTool[], report: SchemaCleanReport): ConvertedTools {
+export function convertTools(tools: readonly NormalizedTool[]): ConvertedTools {
+  const report: SchemaCleanReport = { unresolvedRefs: 0 };
   const normalized = tools.filter((tool) => tool.type === 'function' || tool.type === 'custom');
   const declarations = normalized.map((tool): FunctionDeclaration => {
     const parameters = tool.parameters
@@ -33,7 +54,7 @@ export function convertTools(tools: readonly NormalizedTool[], report: SchemaCle
       ...(parameters ? { parametersJsonSchema: parameters } : {}),
     };
   });
-  return { declarations, customNames: customToolNames(normalized) };
+  return { declarations, customNames: customToolNames(normalized), unresolvedRefs: report.unresolvedRefs };
 }
 
 /**
