@@ -798,7 +798,7 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
-      'a forced strict tool: a call its schema refuses is asked again, not failed; three such answers are 422 saying why (docs/chat.md "Strict tools")',
+      'a forced strict tool: a call its schema refuses is asked again, not failed, also after the call that met the choice; three such answers are 422 saying why (docs/chat.md "Strict tools")',
       async () => {
         const forced = { type: 'function', function: { name: 'read_file' } };
         const again = scripted([
@@ -835,6 +835,26 @@ describe('provider_c with the real Claude Code CLI', () => {
           ),
         });
         expect(api.messages(never.marker)).toHaveLength(3);
+
+        // A refused call after the one that met the choice: the whole answer is held, so it is asked again.
+        const second = scripted([
+          textReply([fenceText('read_file', { path: 'a.txt' }), fenceText('read_file', { file: 'b.txt' })]),
+          textReply([fenceText('read_file', { path: 'a.txt' }), fenceText('read_file', { path: 'b.txt' })]),
+        ]);
+        const streamed = await streamChat(gateway, {
+          messages: second.messages,
+          tools: [STRICT_READ_FILE],
+          tool_choice: 'required',
+        });
+        expect(streamed.status).toBe(200);
+        expect(toolFrames(streamed).map((frame) => frame.function.arguments)).toEqual([
+          '{"path":"a.txt"}',
+          '{"path":"b.txt"}',
+        ]);
+        expect(api.messages(second.marker)).toHaveLength(2);
+        expect(gateway.logs.recordsOf(streamed.headers, 'chat_strict_call_refused')).toEqual([
+          expect.objectContaining({ attempt: 1 }),
+        ]);
       },
     );
 

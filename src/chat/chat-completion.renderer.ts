@@ -3,7 +3,7 @@ import type { SseWriter } from '../common/sse/sse-writer';
 import type { ChatEvent, FinishReason, PolledEvents, UsageEvent } from '../core/chat-event';
 import type { CustomToolWire } from '../config/app-config';
 import type { ToolCallEvent } from '../core/chat-event';
-import { argumentsOf, isEmptyToolCall } from '../core/chat-event';
+import { argumentsOf, isEmptyToolCall, unfinishedTurn } from '../core/chat-event';
 import type { ProviderId } from '../core/provider-id';
 import type { EventLogger } from '../core/event-logger';
 import { clientLeft, GatewayError } from '../core/gateway.error';
@@ -314,7 +314,7 @@ class TurnReader {
 
   /** The events ran out before `finish`. */
   private unfinished(): void {
-    this.failure = new GatewayError('upstream', { detail: 'turn ended without a finish event' });
+    this.failure = unfinishedTurn();
     this.ended = true;
   }
 }

@@ -27,7 +27,7 @@ import type { FamilyParameterFates } from './chat-parameters';
 import { parameterFatesOf } from './chat-parameters';
 import type { ConversationId } from '../queue/chat-identity';
 import { manageContext } from './context/context-manager';
-import { bufferTurn, formatUnmet, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
+import { bufferTurn, formatUnmet, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay, wholeTurn } from './json-answer';
 import { StopRule, StopSequenceMatcher } from './stop-sequences';
 import { StrictTools } from './strict-tools';
 import { ToolCallCollector } from './chat-completion.renderer';
@@ -186,12 +186,15 @@ export class ChatOrchestrator {
             seen = this.streamedToStrictTools(events, refused!, stop, call, signal, telemetry, logger);
           } else {
             try {
-              if (json) seen = await this.heldToFormat(json, choice, refused, stop, call, telemetry, logger, keepAlive);
-              else if (choice) {
-                const chosen = await this.heldToToolChoice(choice, stop, call, telemetry, logger, keepAlive);
+              // Held whole for a format or strict calls: with a choice too, a refused call after the
+              // one that met it would fail the answer, so the choice alone is held only up to its call.
+              if (json || refused)
+                seen = await this.heldWhole(json, choice, refused, stop, call, telemetry, logger, keepAlive);
+              else {
+                const chosen = await this.heldToToolChoice(choice!, stop, call, telemetry, logger, keepAlive);
                 events = chosen.events;
                 seen = chosen.seen;
-              } else seen = await this.heldToStrictTools(refused!, stop, call, telemetry, logger);
+              }
             } catch (thrown) {
               seen = heldFailure(thrown, signal, keepAlive);
             }
@@ -282,16 +285,16 @@ export class ChatOrchestrator {
   }
 
   /**
-   * Runs the turn until its whole answer, cut at `stop` first, is a JSON object the format accepts
-   * (or a tool call, none of which `refused` finds its strict schema refusing), and holds the call
-   * `choice` asks for when there is one, at most MAX_JSON_ATTEMPTS times, writing nothing of it
-   * meanwhile (`keepAlive` keeps the connection open from the first acceptance on); every attempt's
-   * events are closed here. Returns the accepted answer to render (after the last attempt, one
-   * whose refused call the renderer fails with `invalid_tool_call`); throws an upstream failure or,
-   * after the last attempt, `output_validation_failed`.
+   * Runs the turn until its whole answer, cut at `stop` first, is one the gateway takes: a JSON
+   * object `json` accepts (when the format is held), holding the call `choice` asks for (when there
+   * is one), and with no call `refused` finds its strict schema refusing; at most MAX_JSON_ATTEMPTS
+   * times, writing nothing of it meanwhile (`keepAlive` keeps the connection open from the first
+   * acceptance on); every attempt's events are closed here. Returns the accepted answer to render
+   * (after the last attempt, one whose refused call the renderer fails with `invalid_tool_call`);
+   * throws an upstream failure or, after the last attempt, `output_validation_failed`.
    */
-  private async heldToFormat(
-    json: JsonAnswer,
+  private async heldWhole(
+    json: JsonAnswer | undefined,
     choice: ToolChoiceRule | undefined,
     refused: StrictCallCheck | undefined,
     stop: StopRule | undefined,
@@ -310,7 +313,8 @@ export class ChatOrchestrator {
         const seen = judged(events, telemetry);
         const turn = await bufferTurn(stop ? stop.cut(seen, matcher) : seen);
         const chosen = choice?.select(turn, logger);
-        verdict = json.judge(chosen ? chosen.events : turn, matcher?.stopped);
+        const answer = chosen ? chosen.events : turn;
+        verdict = json ? json.judge(answer, matcher?.stopped) : wholeTurn(answer);
         unmet = chosen !== undefined && !chosen.met && verdict.kind !== 'failed' && !turn.some(isRefusalFinish);
       } finally {
         await events.return?.().catch(() => undefined);
@@ -366,34 +370,6 @@ export class ChatOrchestrator {
       logger.info({ event: 'chat_tool_choice_unmet', attempt }, 'chat_tool_choice_unmet');
       if (attempt >= MAX_JSON_ATTEMPTS) throw choice.unmet(MAX_JSON_ATTEMPTS);
       telemetry.upstreamRetry('output_validation_failed');
-    }
-  }
-
-  /**
-   * Runs a turn whose whole answer is written at once (not streamed), cut at `stop` first, until
-   * `refused` finds no call in it that its strict tool's schema refuses, at most MAX_JSON_ATTEMPTS
-   * times: such a call would fail the whole answer (ToolCallCollector), and nothing of it has been
-   * written, so it is asked again. Every attempt's events are closed here. Returns the answer to
-   * render: the first that passed, or the last attempt's, whose refused call the renderer fails.
-   */
-  private async heldToStrictTools(
-    refused: StrictCallCheck,
-    stop: StopRule | undefined,
-    call: () => Promise<PolledEvents>,
-    telemetry: ChatTelemetry,
-    logger: EventLogger,
-  ): Promise<AsyncIterable<ChatEvent>> {
-    for (let attempt = 1; ; attempt++) {
-      const events = await call();
-      let turn: ChatEvent[];
-      try {
-        const seen = judged(events, telemetry);
-        turn = await bufferTurn(stop ? stop.cut(seen) : seen);
-      } finally {
-        await events.return?.().catch(() => undefined);
-      }
-      if (attempt >= MAX_JSON_ATTEMPTS || !refused(turn)) return observed(replay(turn), telemetry);
-      strictAskedAgain(attempt, telemetry, logger);
     }
   }
 

@@ -1,7 +1,7 @@
 import { OutputValidator } from '../common/json-schema/output-validator';
 import type { ChatEvent } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
-import { bufferTurn, JsonAnswer, replay } from './json-answer';
+import { bufferTurn, JsonAnswer, replay, wholeTurn } from './json-answer';
 
 const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false };
 const strictJson = new JsonAnswer({ type: 'json_schema', name: 'count', schema, strict: true }, new OutputValidator());
@@ -184,5 +184,21 @@ describe(bufferTurn.name, () => {
     expect(buffered).toEqual([text('a'), finish]);
     const error: ChatEvent = { type: 'error', error: new GatewayError('upstream') };
     expect(await bufferTurn(replay([text('a'), error, text('after'), finish]))).toEqual([text('a'), error]);
+  });
+});
+
+describe(wholeTurn.name, () => {
+  it('takes a finished turn as it came, tool calls and text alike', () => {
+    const call: ChatEvent = { type: 'tool-call', call: { id: 'c1', name: 'ls', kind: 'function', arguments: '{}' } };
+    const events = [text('Listing.'), call, finish];
+    expect(wholeTurn(events)).toEqual({ kind: 'answer', events });
+  });
+
+  it("fails with the upstream's error, or as unfinished when the events ran out before the finish", () => {
+    const error = new GatewayError('upstream', { detail: 'reset' });
+    expect(wholeTurn([text('a'), { type: 'error', error }])).toEqual({ kind: 'failed', error });
+    const unfinished = wholeTurn([text('a')]);
+    expect(unfinished.kind).toBe('failed');
+    expect(unfinished.kind === 'failed' && unfinished.error.code).toBe('upstream');
   });
 });

@@ -3,7 +3,7 @@ import { parseJsonObjectOutput } from '../common/json-schema/json-object-output'
 import type { OutputValidator } from '../common/json-schema/output-validator';
 import { uncheckableSchema } from '../common/json-schema/checkable-schema';
 import type { ChatEvent } from '../core/chat-event';
-import { isEmptyToolCall, isRefusalFinish } from '../core/chat-event';
+import { isEmptyToolCall, isRefusalFinish, unfinishedTurn } from '../core/chat-event';
 import type { ChatMessage } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
 import type { ResponseFormat } from '../providers/shared/provider-adapter';
@@ -90,8 +90,7 @@ export class JsonAnswer {
       if (event.type === 'text-delta') text += event.text;
       if (event.type === 'finish') ended = true;
     }
-    if (!ended)
-      return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
+    if (!ended) return { kind: 'failed', error: unfinishedTurn() };
     if (this.heldUpstream && !cut) return { kind: 'answer', events };
     const parsed = parseJsonObjectOutput(text);
     if (!parsed.ok) return { kind: 'invalid' };
@@ -109,6 +108,18 @@ export class JsonAnswer {
       events: [...reasoning, { type: 'text-delta', text: JSON.stringify(parsed.value) }, ...rest],
     };
   }
+}
+
+/**
+ * A buffered turn held for its tool calls alone (no format to judge): the upstream failure it
+ * ended in, or the answer as it came.
+ */
+export function wholeTurn(events: readonly ChatEvent[]): JsonVerdict {
+  for (const event of events) {
+    if (event.type === 'error') return { kind: 'failed', error: event.error };
+    if (event.type === 'finish') return { kind: 'answer', events };
+  }
+  return { kind: 'failed', error: unfinishedTurn() };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ChatEvent, PolledEvents, ToolCallEvent } from '../core/chat-event';
-import { isEmptyToolCall, isRefusalFinish } from '../core/chat-event';
+import { isEmptyToolCall, isRefusalFinish, unfinishedTurn } from '../core/chat-event';
 import { forcedToolName } from '../core/chat-message';
 import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
@@ -23,7 +23,9 @@ import type { StrictTools } from './strict-tools';
  * them at the end of the turn. An answer the upstream's safety system stopped (`content_filter`)
  * is not asked again: asking bills another turn for what was refused, so it is the answer. A call
  * the gateway holds to its strict tool's schema (strict-tools.ts) meets the choice only when the
- * schema accepts it: the answer is held, so it can be asked again rather than failed.
+ * schema accepts it: the answer is held, so it can be asked again rather than failed. With strict
+ * tools the orchestrator holds the whole answer (`select`), so a refused call after the one that
+ * met the choice has it asked again too.
  */
 
 /** What a turn read up to the call the choice asks for amounts to. */
@@ -95,8 +97,7 @@ export class ToolChoiceRule {
     const held: ChatEvent[] = [];
     for (;;) {
       const event = events.poll?.() ?? (await nextEvent(events));
-      if (event === undefined)
-        return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
+      if (event === undefined) return { kind: 'failed', error: unfinishedTurn() };
       if (event.type === 'error') return { kind: 'failed', error: event.error };
       if (isRefusalFinish(event))
         return { kind: 'answer', events: new ChosenEvents([...held, event], events, this, logger) };

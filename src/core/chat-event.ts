@@ -1,4 +1,4 @@
-import type { GatewayError } from './gateway.error';
+import { GatewayError } from './gateway.error';
 
 /** One complete tool call from the upstream (docs/design/behaviours.md §1.1). */
 export interface ToolCallEvent {
@@ -74,4 +74,9 @@ export type ChatEvent =
 export interface PolledEvents extends AsyncIterable<ChatEvent>, AsyncIterator<ChatEvent> {
   /** The next event when it is at hand now; undefined when `next()` must be awaited for it. */
   poll?(): ChatEvent | undefined;
+}
+
+/** The failure of a turn whose events ran out before its `finish`: the upstream's, as it broke off. */
+export function unfinishedTurn(): GatewayError {
+  return new GatewayError('upstream', { detail: 'turn ended without a finish event' });
 }
