@@ -68,6 +68,17 @@ describe('StrictTools', () => {
     expect(strict.accepts({ name: 'tight', kind: 'custom', input: 'not json' })).toBe(true);
   });
 
+  it('checks each call once, however many readers ask about it', () => {
+    const validator = new OutputValidator();
+    const strict = StrictTools.of(tools(strictFunction('tight', LOOKUP)), validator)!;
+    const check = jest.spyOn(validator, 'check');
+    const call = { name: 'tight', kind: 'function', arguments: '{"city":"Oslo","days":0}' } as const;
+    expect([strict.accepts(call), strict.accepts(call)]).toEqual([false, false]);
+    expect(check).toHaveBeenCalledTimes(1);
+    expect(strict.accepts({ ...call, arguments: '{"city":"Oslo","days":2}' })).toBe(true);
+    expect(check).toHaveBeenCalledTimes(2);
+  });
+
   it('leaves a non-strict tool beside a strict one alone', () => {
     const strict = StrictTools.of(
       tools(strictFunction('loose', LOOKUP, false), strictFunction('tight', LOOKUP)),

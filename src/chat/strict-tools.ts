@@ -25,6 +25,12 @@ interface StrictTool {
  * looked at.
  */
 export class StrictTools {
+  /**
+   * Each call's verdict: an answer that may be asked again is read by a scratch collector, or by
+   * the tool_choice rule, before the renderer reads the same call objects.
+   */
+  private readonly verdicts = new WeakMap<ToolCallEvent, boolean>();
+
   private constructor(
     private readonly tools: ReadonlyMap<string, StrictTool>,
     private readonly validator: OutputValidator,
@@ -69,6 +75,11 @@ export class StrictTools {
   accepts(call: ToolCallEvent): boolean {
     const tool = call.kind === 'function' ? this.tools.get(call.name) : undefined;
     if (tool === undefined) return true;
-    return this.validator.check(tool.key, tool.schema, JSON.parse(argumentsOf(call))).valid;
+    let verdict = this.verdicts.get(call);
+    if (verdict === undefined) {
+      verdict = this.validator.check(tool.key, tool.schema, JSON.parse(argumentsOf(call))).valid;
+      this.verdicts.set(call, verdict);
+    }
+    return verdict;
   }
 }
