@@ -31,7 +31,7 @@ import { bufferTurn, formatUnmet, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, re
 import { StopRule, StopSequenceMatcher } from './stop-sequences';
 import { StrictTools } from './strict-tools';
 import { ToolCallCollector } from './chat-completion.renderer';
-import { ToolChoiceRule } from './tool-choice-rule';
+import { ChosenTurn, ToolChoiceRule } from './tool-choice-rule';
 
 /** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
 export interface ChatCommand {
@@ -308,11 +308,12 @@ export class ChatOrchestrator {
       if (attempt === 1) keepAlive?.hold();
       let verdict: JsonVerdict;
       let unmet: boolean;
+      let chosen: ChosenTurn | undefined;
       const matcher = stop && new StopSequenceMatcher(stop.stops);
       try {
         const seen = judged(events, telemetry);
         const turn = await bufferTurn(stop ? stop.cut(seen, matcher) : seen);
-        const chosen = choice?.select(turn, logger);
+        chosen = choice?.select(turn, logger);
         const answer = chosen ? chosen.events : turn;
         verdict = json ? json.judge(answer, matcher?.stopped) : wholeTurn(answer);
         unmet = chosen !== undefined && !chosen.met && verdict.kind !== 'failed' && !turn.some(isRefusalFinish);
@@ -328,7 +329,7 @@ export class ChatOrchestrator {
       else if (offSchema) logger.info({ event: 'chat_strict_call_refused', attempt }, 'chat_strict_call_refused');
       else logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
       if (attempt >= MAX_JSON_ATTEMPTS) {
-        if (unmet) throw choice!.unmet(MAX_JSON_ATTEMPTS);
+        if (unmet) throw choice!.unmet(MAX_JSON_ATTEMPTS, chosen!.offSchema);
         throw formatUnmet(MAX_JSON_ATTEMPTS, matcher?.stopped ?? false);
       }
       telemetry.upstreamRetry('output_validation_failed');

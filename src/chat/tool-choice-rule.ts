@@ -37,6 +37,16 @@ export type ToolChoiceVerdict =
   /** The turn ended without the call (and was not refused): worth asking again. */
   | { readonly kind: 'unmet' };
 
+/** A buffered turn as the choice reads it (`select`). */
+export interface ChosenTurn {
+  /** The turn without the calls the choice does not admit. */
+  readonly events: ChatEvent[];
+  /** It holds a call that meets the choice. */
+  readonly met: boolean;
+  /** It holds an admitted call its strict tool's schema refuses. */
+  readonly offSchema: boolean;
+}
+
 /** How dropped calls are reported: the request's logger (no closure per turn). */
 type DropLogger = Pick<EventLogger, 'warn'>;
 
@@ -50,9 +60,6 @@ export class ToolChoiceRule {
     const forced = forcedToolName(toolChoice);
     return forced === undefined ? undefined : new ToolChoiceRule(forced, strict);
   }
-
-  /** The last attempt read had an admitted call its strict tool's schema refused: why it was unmet. */
-  private offSchema = false;
 
   /** `forced`: the one tool a forced choice names; undefined for `required`. */
   private constructor(
@@ -77,15 +84,13 @@ export class ToolChoiceRule {
   }
 
   /**
-   * Whether the call answers the choice: admitted, and one the collector passes on. A call its
-   * strict tool's schema refuses would fail the answer there, so it does not, and the answer is
-   * asked again like one without the call.
+   * How the call answers the choice: it meets it when admitted and one the collector passes on. An
+   * admitted call its strict tool's schema refuses would fail the answer there, so it does not
+   * (`off_schema`), and the answer is asked again like one without the call.
    */
-  private meets(call: ToolCallEvent): boolean {
-    if (!this.admits(call) || toolCallProblem(call) !== undefined) return false;
-    if (this.strict === undefined || this.strict.accepts(call)) return true;
-    this.offSchema = true;
-    return false;
+  private readingOf(call: ToolCallEvent): 'meets' | 'off_schema' | 'misses' {
+    if (!this.admits(call) || toolCallProblem(call) !== undefined) return 'misses';
+    return this.strict?.accepts(call) === false ? 'off_schema' : 'meets';
   }
 
   /**
@@ -93,7 +98,6 @@ export class ToolChoiceRule {
    * events are not closed here (the caller owns them).
    */
   async hold(events: PolledEvents, logger: DropLogger): Promise<ToolChoiceVerdict> {
-    this.offSchema = false;
     const held: ChatEvent[] = [];
     for (;;) {
       const event = events.poll?.() ?? (await nextEvent(events));
@@ -104,37 +108,43 @@ export class ToolChoiceRule {
       if (event.type === 'finish') return { kind: 'unmet' };
       if (event.type === 'tool-call' && !this.passes(event.call, logger)) continue;
       held.push(event);
-      if (event.type === 'tool-call' && this.meets(event.call))
+      if (event.type === 'tool-call' && this.readingOf(event.call) === 'meets')
         return { kind: 'answer', events: new ChosenEvents(held, events, this, logger) };
     }
   }
 
   /**
-   * A whole buffered turn (one held to `response_format` too) without the calls the choice does
-   * not admit, and whether it holds a call that meets the choice.
+   * A whole buffered turn (one held to `response_format` or for strict calls too) without the
+   * calls the choice does not admit, whether it holds a call that meets the choice, and whether
+   * it holds an admitted call its strict tool's schema refuses.
    */
-  select(events: readonly ChatEvent[], logger: DropLogger): { readonly events: ChatEvent[]; readonly met: boolean } {
-    this.offSchema = false;
+  select(events: readonly ChatEvent[], logger: DropLogger): ChosenTurn {
     let met = false;
+    let offSchema = false;
     const kept = events.filter((event) => {
       if (event.type !== 'tool-call') return true;
       if (!this.passes(event.call, logger)) return false;
-      met ||= this.meets(event.call);
+      const reading = this.readingOf(event.call);
+      met ||= reading === 'meets';
+      offSchema ||= reading === 'off_schema';
       return true;
     });
-    return { events: kept, met };
+    return { events: kept, met, offSchema };
   }
 
-  /** The refusal once every attempt answered without the call: what was missing and what the client can do. */
-  unmet(attempts: number): GatewayError {
-    const asked = this.offSchema
+  /**
+   * The refusal once every attempt answered without the call: what was missing (`offSchema`: the
+   * last answer's call was refused by its strict schema) and what the client can do.
+   */
+  unmet(attempts: number, offSchema = false): GatewayError {
+    const asked = offSchema
       ? this.forced === undefined
         ? `the model's tool calls had arguments their strict tools' parameters schemas refuse in ${attempts} attempts, though tool_choice "required" asks for a call`
         : `the model's calls of the tool ${quoted(this.forced, 64)} that tool_choice forces had arguments its strict parameters schema refuses in ${attempts} attempts`
       : this.forced === undefined
         ? `the model answered without a tool call in ${attempts} attempts, though tool_choice "required" asks for one`
         : `the model did not call the tool ${quoted(this.forced, 64)} that tool_choice forces in ${attempts} attempts`;
-    const simpler = this.offSchema ? ', make the schema simpler or say in the messages what to pass' : '';
+    const simpler = offSchema ? ', make the schema simpler or say in the messages what to pass' : '';
     return new GatewayError('output_validation_failed', {
       param: 'tool_choice',
       publicMessage: `${asked}; send the request again${simpler}, or send tool_choice "auto" to take the model's answer as it comes`,
