@@ -1,10 +1,10 @@
-import { convertTools } from '../src/providers/provider-b/provider-b.tools';
+import { toolsOf } from '../src/providers/provider-b/provider-b.tools';
 import { providerBResponder } from './demo-responders';
 
 describe(providerBResponder.name, () => {
   it('calls the first tool with arguments built from the schema the gateway declared', () => {
     // The declaration as the gateway sends it (its field name included), not a hand-written copy.
-    const { declarations } = convertTools([
+    const { declarations } = toolsOf([
       {
         type: 'function',
         name: 'read_file',

@@ -324,9 +324,12 @@ export class ChatOrchestrator {
       const offSchema = verdict.kind === 'answer' && !unmet && refused?.(verdict.events) === true;
       if (verdict.kind === 'answer' && !unmet && (!offSchema || attempt >= MAX_JSON_ATTEMPTS))
         return observed(replay(verdict.events), telemetry);
+      if (offSchema) {
+        strictAskedAgain(attempt, telemetry, logger);
+        continue;
+      }
       telemetry.attemptEnded();
       if (unmet) logger.info({ event: 'chat_tool_choice_unmet', attempt }, 'chat_tool_choice_unmet');
-      else if (offSchema) logger.info({ event: 'chat_strict_call_refused', attempt }, 'chat_strict_call_refused');
       else logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
       if (attempt >= MAX_JSON_ATTEMPTS) {
         if (unmet) throw choice!.unmet(MAX_JSON_ATTEMPTS, chosen!.offSchema);

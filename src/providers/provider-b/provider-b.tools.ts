@@ -38,7 +38,7 @@ export function toolsOf(tools: readonly NormalizedTool[]): ConvertedTools {
  * grammar in the description. Other tool types (hosted tools such as web search) have no Code
  * Assist equivalent and are skipped.
  */
-export function convertTools(tools: readonly NormalizedTool[]): ConvertedTools {
+function convertTools(tools: readonly NormalizedTool[]): ConvertedTools {
   const report: SchemaCleanReport = { unresolvedRefs: 0 };
   const normalized = tools.filter((tool) => tool.type === 'function' || tool.type === 'custom');
   const declarations = normalized.map((tool): FunctionDeclaration => {
