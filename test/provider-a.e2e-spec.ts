@@ -143,6 +143,15 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(((await before.json()) as Json).error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
       expect(fake().requests()).toHaveLength(3);
 
+      // Accepted, then failed before any text: still nothing written, so still the JSON 502.
+      fake().reset();
+      fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ frames: [created(), failed('server_error')] })));
+      const accepted = await post(gateway, chatBody({ stream: true }));
+      expect(accepted.status).toBe(502);
+      expect(accepted.headers.get('content-type')).toMatch(/application\/json/);
+      expect(((await accepted.json()) as Json).error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+      expect(fake().requests()).toHaveLength(3);
+
       fake().reset();
       fake().enqueue({ frames: [created(), textDelta('some text'), failed('server_error')] });
       const after = await post(gateway, chatBody({ stream: true }));
@@ -215,6 +224,34 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
         message:
           'the conversation exceeds the context window of the model; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)',
       });
+    });
+
+    it('answers a stream refused after response.created with the 400 too, before any SSE byte (docs/chat.md "When the headers go out")', async () => {
+      // The backend's way: the turn is created, then failed; an agent reads the 400 to compact.
+      fake().enqueue({ frames: [created(), failed('context_length_exceeded', 'too long')] }, textReply('never'));
+      const response = await post(gateway, chatBody({ stream: true }));
+      expect(response.status).toBe(400);
+      expect(response.headers.get('content-type')).toMatch(/application\/json/);
+      expect(((await response.json()) as Json).error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'context_length_exceeded',
+      });
+      expect(fake().requests()).toHaveLength(1);
+
+      // Reasoning is output: a failure after it is the stream's error chunk.
+      fake().reset();
+      fake().enqueue({
+        frames: [created(), reasoningDelta('Thinking.'), failed('context_length_exceeded', 'too long')],
+      });
+      const after = await post(gateway, chatBody({ stream: true }));
+      expect(after.status).toBe(200);
+      const { chunks, done } = await readSse(after);
+      expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([
+        { role: 'assistant' },
+        { reasoning_content: 'Thinking.' },
+        { content: '[error: context window exceeded]' },
+      ]);
+      expect(done).toBe(true);
     });
 
     it('recovers from one 503 and gives 502 after three, counting connections (docs/upstream/provider-a.md §12.36)', async () => {

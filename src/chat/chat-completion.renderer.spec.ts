@@ -13,30 +13,46 @@ import { normalizeTools } from './chat-tools';
 import { StrictTools } from './strict-tools';
 import { sseChunks } from '../../test/support/chat-sse';
 
-/** Serves one scripted turn through the real writer on a loopback socket and returns the SSE data lines. */
+/**
+ * Serves one scripted turn through the real writer on a loopback socket and returns the SSE data
+ * lines. A failure the renderer throws is answered as the exception filter would: its status and
+ * a JSON body. `keepAlive`: a sweep whose rounds the events run (`sweepOnlyWhenCalled`).
+ */
 async function serve(
   events: ChatEvent[] | (() => AsyncIterable<ChatEvent>),
-  options: { includeUsage?: boolean; wire?: 'function' | 'custom'; signal?: AbortSignal } = {},
+  options: {
+    includeUsage?: boolean;
+    wire?: 'function' | 'custom';
+    signal?: AbortSignal;
+    keepAlive?: KeepAliveSweep;
+  } = {},
 ) {
   let outcome: StreamOutcome | undefined;
-  const keepAlive = new KeepAliveSweep();
+  let thrown: GatewayError | undefined;
+  const keepAlive = options.keepAlive ?? new KeepAliveSweep();
   const server = http.createServer((_request, response) => {
     async function* listed(list: ChatEvent[]) {
       for (const event of list) yield event;
     }
     const source = typeof events === 'function' ? events : () => listed(events);
     const collector = new ToolCallCollector('req-1', options.wire ?? 'function');
-    void writeChatStream(new SseWriter(response, keepAlive), source(), new ChunkFactory('gpt-5.6-sol'), collector, {
+    writeChatStream(new SseWriter(response, keepAlive), source(), new ChunkFactory('gpt-5.6-sol'), collector, {
       includeUsage: options.includeUsage ?? false,
       signal: options.signal ?? new AbortController().signal,
-    }).then((result) => (outcome = result));
+    }).then(
+      (result) => (outcome = result),
+      (error: GatewayError) => {
+        thrown = error;
+        response.writeHead(error.spec.status, { 'content-type': 'application/json' }).end('{}');
+      },
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const { port } = server.address() as AddressInfo;
     const response = await fetch(`http://127.0.0.1:${port}/`);
     const { data, chunks } = sseChunks(await response.text());
-    return { response, data, chunks, outcome: outcome! };
+    return { response, data, chunks, outcome: outcome!, thrown };
   } finally {
     server.close();
     keepAlive.onModuleDestroy();
@@ -57,6 +73,9 @@ function scriptedWriter(replies: (boolean | Promise<boolean>)[], state: { closed
     get isClosed() {
       return state.closed === true;
     },
+    committed: false,
+    hold: () => undefined,
+    stopKeepAlive: () => undefined,
     open: (first: unknown) => take(JSON.stringify(first)),
     sendJson: (value: unknown) => take(JSON.stringify(value)),
     sendJsonText: take,
@@ -126,16 +145,20 @@ describe(writeChatStream.name, () => {
     expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([{ role: 'assistant' }, { content: 'a' }, {}]);
   });
 
-  it('reads nothing of the upstream when the client left while the role chunk waited', async () => {
+  it('reads no more of the upstream when the client left while the role chunk waited', async () => {
     const { writer, written } = scriptedWriter([Promise.resolve(false)]);
     const { source, counter } = countedUpstream([
-      { type: 'usage', usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } },
+      { type: 'text-delta', text: 'a' },
+      { type: 'text-delta', text: 'b' },
       { type: 'finish', reason: 'stop' },
     ]);
     const outcome = await streamOf(writer, source);
     expect(outcome).toEqual({ clientGone: true, toolCalls: 0 });
-    expect(counter.read).toBe(0);
+    expect(counter.read).toBe(1);
     expect(written).toHaveLength(1);
+    expect((JSON.parse(written[0]) as { choices: { delta: unknown }[] }).choices[0].delta).toEqual({
+      role: 'assistant',
+    });
   });
 
   it('stops reading the upstream when the client left while a delta waited for the socket', async () => {
@@ -160,7 +183,55 @@ describe(writeChatStream.name, () => {
     }
     const outcome = await streamOf(writer, closedThenFailed());
     expect(outcome).toEqual({ clientGone: true, toolCalls: 0 });
-    expect(written).toHaveLength(1);
+    expect(written).toHaveLength(0);
+  });
+
+  it('throws a failure that comes before any text or reasoning, having written nothing (the front end answers its status)', async () => {
+    const { response, data, thrown, outcome } = await serve([
+      { type: 'usage', usage: { promptTokens: 3, completionTokens: 0, totalTokens: 3 } },
+      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{}' } },
+      { type: 'error', error: new GatewayError('context_window') },
+    ]);
+    expect(thrown?.code).toBe('context_window');
+    expect(outcome).toBeUndefined();
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(data).toEqual([]);
+  });
+
+  it('opens with the role chunk at the end of an answer of tool calls only', async () => {
+    const { chunks, thrown } = await serve([
+      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{}' } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(thrown).toBeUndefined();
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([
+      { role: 'assistant' },
+      { tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+      {},
+    ]);
+  });
+
+  it('writes a failure in-band, role chunk first, once a keep-alive comment committed the headers of a silent answer', async () => {
+    const keepAlive = new KeepAliveSweep();
+    keepAlive.sweepOnlyWhenCalled();
+    async function* silentThenFailed(): AsyncIterable<ChatEvent> {
+      yield { type: 'usage', usage: { promptTokens: 3, completionTokens: 0, totalTokens: 3 } };
+      // The first round only clears the flag the hold raised; the second finds a whole round silent.
+      keepAlive.sweep();
+      keepAlive.sweep();
+      yield { type: 'error', error: new GatewayError('context_window') };
+    }
+    const { response, chunks, data, thrown, outcome } = await serve(silentThenFailed, { keepAlive });
+    expect(thrown).toBeUndefined();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([
+      { role: 'assistant' },
+      { content: '[error: context window exceeded]' },
+    ]);
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(outcome).toMatchObject({ failure: { code: 'context_window' }, clientGone: false });
   });
 
   it('reports cached and reasoning token counts of 0 when the upstream reported them as 0', async () => {

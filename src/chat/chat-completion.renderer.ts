@@ -337,9 +337,12 @@ export interface StreamOutcome {
 /**
  * Writes one accepted turn as the contract's SSE sequence (docs/design/behaviours.md §1.2): role
  * chunk; content and reasoning chunks as they arrive; after the adapter finished, one complete
- * frame per tool call; the finish chunk; the optional usage chunk; `[DONE]`. An error after the
- * headers, or an invalid tool call, becomes the `[error: …]` chunk and `[DONE]`, with no call frame. Events are pulled one at a time and
- * each write waits for the socket to drain, so backpressure reaches the upstream reader.
+ * frame per tool call; the finish chunk; the optional usage chunk; `[DONE]`. The headers go out
+ * with the role chunk at the answer's first text or reasoning (or its end), or earlier with a
+ * keep-alive comment a long silence needs. A failure before then is thrown, for the front end to
+ * answer with its status; after, it becomes the `[error: …]` chunk and `[DONE]`, with no call
+ * frame, as does an invalid tool call at any point. Events are pulled one at a time and each
+ * write waits for the socket to drain, so backpressure reaches the upstream reader.
  */
 export async function writeChatStream(
   writer: SseWriter,
@@ -348,9 +351,10 @@ export async function writeChatStream(
   collector: ToolCallCollector,
   options: { includeUsage: boolean; signal: AbortSignal },
 ): Promise<StreamOutcome> {
-  // A write is awaited only when it returned a promise: `await` of a plain value still makes one.
-  const opened = writer.open(chunks.role());
-  if (opened !== true && !(await opened)) return gone(collector);
+  // Nothing is committed before the answer shows something: a failure until then is the JSON error
+  // with its real status. A silence that needs a keep-alive comment commits the headers with it.
+  writer.hold();
+  let started = false;
   const turn = new TurnReader(collector);
   const iterator: EventReader = events[Symbol.asyncIterator]();
   try {
@@ -360,6 +364,12 @@ export async function writeChatStream(
       if (event === undefined) break;
       const piece = turn.take(event);
       if (piece === undefined) continue;
+      if (!started) {
+        started = true;
+        // A write is awaited only when it returned a promise: `await` of a plain value still makes one.
+        const opened = writer.open(chunks.role());
+        if (opened !== true && !(await opened)) return gone(collector, turn.usage);
+      }
       const written = writer.sendJsonText(chunks.deltaJson(piece.channel, piece.text));
       // Awaited only when the write had to wait for the socket (backpressure).
       if (written !== true && !(await written)) return gone(collector, turn.usage);
@@ -374,6 +384,16 @@ export async function writeChatStream(
   const usage = turn.usage;
   if (clientLeft(options.signal) || writer.isClosed) return gone(collector, usage);
   const failure = turn.failure ?? collector.failure;
+  if (!started) {
+    // Nothing of the answer went out: the front end answers a failure with its status. An invalid
+    // tool call is the answer itself, written as a stream writes it (the invalid-tool-call chunk).
+    if (failure && failure.code !== 'invalid_tool_call' && !writer.committed) {
+      writer.stopKeepAlive();
+      throw failure;
+    }
+    const opened = writer.open(chunks.role());
+    if (opened !== true && !(await opened)) return gone(collector, usage);
+  }
 
   if (failure) {
     const sent = writer.sendJson(chunks.error(failure));

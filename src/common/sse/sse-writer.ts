@@ -2,13 +2,14 @@ import type { ServerResponse } from 'node:http';
 import type { KeepAliveStream, KeepAliveSweep } from './keep-alive-sweep';
 
 /**
- * Server-sent events over a raw Node/Express response (docs/design/code-shape.md §5): headers are committed only by
- * `open(first)` — called once the upstream accepted the turn, so earlier failures stay plain JSON
- * errors — or, for an answer the gateway holds back, by the first keep-alive comment it needs
- * (`hold`); and every write honours backpressure: when the socket buffer is full, `send()`
- * waits for 'drain' (or 'close'), so a slow client slows the upstream reader instead of
- * growing memory. Hand-written: Nest's @Sse adds id lines, a leading newline and its own error
- * frames that the OpenAI wire format does not have (docs/design/code-shape.md B.5 items 5–7).
+ * Server-sent events over a raw Node/Express response (docs/design/code-shape.md §5): a stream is
+ * held (`hold`) from the upstream's acceptance until its answer shows something, and its headers
+ * are committed only by `open(first)` then, or by the first keep-alive comment a silence needs
+ * before it, so a failure until then stays a plain JSON error with its status; and every write
+ * honours backpressure: when the socket buffer is full, `send()` waits for 'drain' (or 'close'),
+ * so a slow client slows the upstream reader instead of growing memory. Hand-written: Nest's @Sse
+ * adds id lines, a leading newline and its own error frames that the OpenAI wire format does not
+ * have (docs/design/code-shape.md B.5 items 5–7).
  */
 export class SseWriter implements KeepAliveStream {
   /** Something went out since the keep-alive sweep last looked. */
@@ -16,7 +17,7 @@ export class SseWriter implements KeepAliveStream {
   /** Consecutive sweep rounds in which a write waited and the socket handed the client no byte. */
   private stalledRounds = 0;
   private sentAtLastRound = 0;
-  /** In the keep-alive sweep since `hold`, before `open`. */
+  /** In the keep-alive sweep (`hold`, or `open` without it). */
   private held = false;
 
   constructor(
@@ -29,27 +30,27 @@ export class SseWriter implements KeepAliveStream {
   }
 
   /**
-   * Commits the headers together with the stream's first event, in one write: a stream always has
-   * one to send at once (the role chunk), and a separate flush of the headers would cost every
-   * stream a second socket write. Resolves like `sendJson`.
+   * Commits the headers together with the stream's first event (the role chunk), in one write: a
+   * separate flush of the headers would cost every stream a second socket write. Resolves like
+   * `sendJson`.
    */
   open(first: unknown): boolean | Promise<boolean> {
-    // A held answer is in the sweep already, and may have had to commit its headers there.
-    if (!this.held) {
-      this.setHeaders();
-      this.joinSweep();
-    } else if (!this.response.headersSent) this.setHeaders();
+    this.hold();
+    // A held answer may have had to commit its headers with a keep-alive comment already.
+    if (!this.response.headersSent) this.setHeaders();
     return this.sendJson(first);
   }
 
   /**
-   * Keeps the connection of an answer the gateway holds back (a `tool_choice` or `response_format`
-   * it enforces, asked again until it passes) alive before any of it may be written. The stream
-   * joins the keep-alive sweep with nothing sent; a round that finds it silent for a whole round
-   * commits the headers with the comment, the first moment a byte is needed. Until then a refusal
-   * or failure is still a JSON error with its status; after it, `committed` says it goes in-band.
+   * Keeps the connection of an accepted answer alive before any of it is written: one that has
+   * shown nothing yet, or one the gateway holds back (a `tool_choice` or `response_format` it
+   * enforces, asked again until it passes). The stream joins the keep-alive sweep with nothing
+   * sent; a round that finds it silent for a whole round commits the headers with the comment,
+   * the first moment a byte is needed. Until then a refusal or failure is still a JSON error with
+   * its status; after it, `committed` says it goes in-band. Holding again does nothing.
    */
   hold(): void {
+    if (this.held) return;
     this.held = true;
     // Counted as a write: the round that comes first only clears it, so only a whole silent round commits.
     this.wrote = true;
