@@ -15,6 +15,10 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+// The gateway's own rules for these values, loaded as TypeScript (Node strips the types). Node
+// notes that it read that file as a module, though package.json gives src/ no "type": expected, so
+// `npm run build` runs this with that warning (MODULE_TYPELESS_PACKAGE_JSON) off.
+import { buildDateProblem, commitProblem, utcTimestamp } from '../src/core/build-stamp-rules.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCE = path.join(ROOT, 'src');
@@ -38,50 +42,29 @@ function git(...args) {
 
 const nonEmpty = (value) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
-/** A BUILD_* variable, checked with the same rule the gateway applies at start-up. */
-function buildVariable(name, accepts, rule) {
+/** A BUILD_* variable, checked with the rule the gateway applies at start-up (`problem`). */
+function buildVariable(name, problem) {
   const value = nonEmpty(process.env[name]);
-  if (value !== undefined && !accepts(value)) {
+  const rule = value === undefined ? undefined : problem(value);
+  if (rule !== undefined) {
     process.stderr.write(`stamp-build: ${name} ${rule} (got ${JSON.stringify(value.slice(0, 80))})\n`);
     process.exit(1);
   }
   return value;
 }
 
-function utcSeconds(date) {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/**
- * Whether `value` is YYYY-MM-DDTHH:MM:SSZ of an instant that exists: Date.parse takes days the month
- * does not have (2026-02-30 as 2026-03-02) and 24:00:00, so the value must read back as written.
- */
-function isExistingTimestamp(value) {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value)) return false;
-  const time = Date.parse(value);
-  return !Number.isNaN(time) && utcSeconds(new Date(time)) === value;
-}
-
 function buildDate() {
-  const explicit = buildVariable(
-    'BUILD_DATE',
-    isExistingTimestamp,
-    'must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists (a day of its month, hours 00 to 23)',
-  );
+  const explicit = buildVariable('BUILD_DATE', buildDateProblem);
   if (explicit) return explicit;
   const epoch = nonEmpty(process.env.SOURCE_DATE_EPOCH);
-  if (epoch && /^\d+$/.test(epoch)) return utcSeconds(new Date(Number(epoch) * 1000));
-  return utcSeconds(new Date());
+  if (epoch && /^\d+$/.test(epoch)) return utcTimestamp(new Date(Number(epoch) * 1000));
+  return utcTimestamp(new Date());
 }
 
 function stamp() {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   const head = git('rev-parse', 'HEAD');
-  const explicitCommit = buildVariable(
-    'BUILD_COMMIT',
-    (value) => /^[0-9a-fA-F]{40}$/.test(value),
-    'must be a full 40-character hexadecimal commit id',
-  );
+  const explicitCommit = buildVariable('BUILD_COMMIT', commitProblem);
   const commit = explicitCommit?.toLowerCase() ?? (head && /^[0-9a-f]{40}$/.test(head) ? head : undefined);
   const status = git('status', '--porcelain');
   const info = {

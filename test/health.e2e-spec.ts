@@ -110,7 +110,9 @@ describe('build stamp (scripts/stamp-build.mjs, the second half of `npm run buil
   afterEach(() => fs.rmSync(outDir, { recursive: true, force: true }));
 
   function stamp(env: Record<string, string>) {
-    const run = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'stamp-build.mjs')], {
+    // As package.json's `build` runs it.
+    const script = path.join(REPO_ROOT, 'scripts', 'stamp-build.mjs');
+    const run = spawnSync(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', script], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, BUILD_OUT_DIR: outDir, ...env },
       encoding: 'utf8',

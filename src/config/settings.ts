@@ -2,6 +2,7 @@ import { isIPv6 } from 'node:net';
 import * as path from 'node:path';
 import { families, familyIds } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
+import { buildDateProblem, commitProblem } from '../core/build-stamp-rules';
 import type { ParseContext } from './setting-parsers';
 import {
   expandHome,
@@ -117,28 +118,18 @@ function parseReplicas(raw: string): number {
   return value;
 }
 
-/** The health document promises a full 40-character commit id (docs/endpoints.md "Health document"). */
+/** The health document's commit id and build date formats (core/build-stamp-rules.ts). */
 function parseCommit(raw: string): string {
   const value = raw.trim().toLowerCase();
-  if (!/^[0-9a-f]{40}$/.test(value)) throw new SettingRuleError('must be a full 40-character hexadecimal commit id');
+  const problem = commitProblem(value);
+  if (problem) throw new SettingRuleError(problem);
   return value;
 }
 
-/**
- * The health document's build_date format, of an instant that exists: Date.parse takes days the
- * month does not have (2026-02-30 as 2026-03-02) and 24:00:00, so the value must read back as written.
- */
 function parseBuildDate(raw: string): string {
   const value = raw.trim();
-  const time = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value) || Number.isNaN(time)) {
-    throw new SettingRuleError('must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ');
-  }
-  if (new Date(time).toISOString() !== value.replace(/Z$/, '.000Z')) {
-    throw new SettingRuleError(
-      'must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists (a day of its month, hours 00 to 23)',
-    );
-  }
+  const problem = buildDateProblem(value);
+  if (problem) throw new SettingRuleError(problem);
   return value;
 }
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BUILD_STAMP_PATH, resolveBuildInfo, utcTimestamp } from './build-info';
+import { BUILD_STAMP_PATH, resolveBuildInfo } from './build-info';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
@@ -64,11 +64,5 @@ describe(resolveBuildInfo.name, () => {
 
   it('reports the Node toolchain as go_version (node<major>.<minor>.<patch>)', () => {
     expect(resolveBuildInfo({}, stampPath).go_version).toMatch(/^node\d+\.\d+\.\d+$/);
-  });
-});
-
-describe(utcTimestamp.name, () => {
-  it('formats UTC without milliseconds', () => {
-    expect(utcTimestamp(new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)))).toBe('2026-01-02T03:04:05Z');
   });
 });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AppConfig } from '../../config/app-config';
+import { utcTimestamp } from '../../core/build-stamp-rules';
 
 /** Provenance of the running binary (docs/endpoints.md "Health document", docs/design/decisions.md §6). */
 export interface BuildInfo {
@@ -27,11 +28,6 @@ function readStamp(stampPath: string): BuildStamp {
   } catch {
     return {};
   }
-}
-
-/** `YYYY-MM-DDTHH:MM:SSZ` (the contract's build_date format). */
-export function utcTimestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**
