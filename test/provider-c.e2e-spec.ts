@@ -568,6 +568,13 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(contents(result)).toEqual(['[error: invalid upstream tool call]']);
         expect(toolFrames(result)).toEqual([]);
         expect(result.done).toBe(true);
+        // Held for a tool_choice the gateway enforces, the same answer ends the stream the same way.
+        const held = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{,}}\n```')]);
+        const heldResult = await streamChat(gateway, { messages: held.messages, tools: [LS], tool_choice: 'required' });
+        expect(heldResult.status).toBe(200);
+        expect(contents(heldResult)).toEqual(['[error: invalid upstream tool call]']);
+        expect(finishReason(heldResult)).toBe('stop');
+        expect(heldResult.done).toBe(true);
       },
     );
 

@@ -1078,14 +1078,31 @@ describe(ChatOrchestrator.name, () => {
         expect(counted.filter((entry) => entry.startsWith('request:'))).toEqual(['request:200']);
       });
 
-      it('a refusal while nothing went out is thrown with its status, and the keep-alive stopped before the JSON answer', async () => {
+      it("a streamed refusal while nothing went out is the renderer's one error event, for it to answer as any stream's failure", async () => {
         const adapter = providerC([[text('No tool needed.'), finish]]);
         const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
         const keepAlive = new FakeKeepAlive(false);
-        await expect(orchestrator.run(command(body('required')), readAll, keepAlive)).rejects.toMatchObject({
+        const seen = await orchestrator.run(command(body('required')), readAll, keepAlive);
+        expect(seen).toEqual([
+          { type: 'error', error: expect.objectContaining({ code: 'output_validation_failed', param: 'tool_choice' }) },
+        ]);
+        // The renderer answers it with its status and stops the keep-alive (writeChatStream).
+        expect([keepAlive.holds, keepAlive.stops]).toEqual([1, 0]);
+      });
+
+      it('a held refusal of a JSON body is thrown with its status, nothing rendered', async () => {
+        const adapter = providerC([[text('No tool needed.'), finish]]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        let rendered = false;
+        const render: TurnRenderer<undefined> = async () => {
+          rendered = true;
+          return { outcome: { clientGone: false, toolCalls: 0 }, result: undefined };
+        };
+        await expect(orchestrator.run(command(body('required')), render)).rejects.toMatchObject({
           code: 'output_validation_failed',
+          param: 'tool_choice',
         });
-        expect([keepAlive.holds, keepAlive.stops]).toEqual([1, 1]);
+        expect(rendered).toBe(false);
       });
 
       it('keeps a held response_format answer alive too, and renders its refusal in-band once committed', async () => {

@@ -512,16 +512,17 @@ function stopRule(fates: FamilyParameterFates, request: ParsedChatBody): StopRul
 
 /**
  * What becomes of a held answer that failed (every attempt refused, an upstream failure, the drain
- * deadline): thrown for the front end to answer with its status while nothing was written; once a
- * keep-alive comment committed the stream's headers, the turn to render instead, its one error
- * event written in-band as after any accepted turn. A client that left is thrown either way.
+ * deadline): for a stream, its one error event, for the renderer to answer as it answers any
+ * turn's failure (with its status while nothing was written, in-band once a keep-alive comment
+ * committed the headers, and an invalid tool call in-band always); for a JSON body, and whenever
+ * the client left, thrown.
  */
 function heldFailure(
   thrown: unknown,
   signal: AbortSignal,
   keepAlive: HeldAnswerKeepAlive | undefined,
 ): AsyncIterable<ChatEvent> {
-  if (!keepAlive?.committed || clientLeft(signal)) {
+  if (!keepAlive || clientLeft(signal)) {
     keepAlive?.stopKeepAlive();
     throw thrown;
   }
